@@ -1,0 +1,27 @@
+# The two set-up commands of the README, and a few conveniences.
+GO ?= go
+
+.PHONY: demo test build fuzz bench
+
+# One offline run on the embedded default: no config, no network.
+demo:
+	$(GO) run ./cmd/headroom demo
+
+# Installs what the tests need when missing, starts a throwaway redis-server,
+# runs go vet and go test -race, and stops what it started.
+test:
+	./scripts/test
+
+build:
+	$(GO) build -o bin/headroom ./cmd/headroom
+
+# Each fuzz target for a short while; FUZZTIME=5m for longer.
+FUZZTIME ?= 30s
+fuzz:
+	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime $(FUZZTIME) ./internal/yamlconf
+	$(GO) test -run '^$$' -fuzz FuzzParseConfig -fuzztime $(FUZZTIME) ./llm/azuresim
+	$(GO) test -run '^$$' -fuzz FuzzParseDeploymentFlag -fuzztime $(FUZZTIME) ./llm/azuresim
+	$(GO) test -run '^$$' -fuzz FuzzChatBody -fuzztime $(FUZZTIME) ./llm/azuresim
+
+bench:
+	$(GO) test -run '^$$' -bench . ./...

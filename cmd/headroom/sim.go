@@ -1,0 +1,108 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/headroom-agent/headroom/llm/azuresim"
+)
+
+func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("sim", "", stderr)
+	addr := fs.String("addr", "127.0.0.1:8089", "address to listen on")
+	file := fs.String("deployments", "", "YAML `file` of resources, deployments, pools and adjustments")
+	var deps, keys listFlag
+	fs.Var(&deps, "deployment", "a deployment as `NAME:TPM[:RPM]` (repeatable); RPM defaults to 6 per 1,000 TPM")
+	fs.Var(&keys, "api-key", "accept only this `key` (repeatable); without it any non-empty key passes")
+	window := fs.Duration("window", azuresim.DefaultWindow, "token window length; the 1 s and 10 s request windows scale with it")
+	refund := fs.String("refund", string(azuresim.Hold), "unused estimate: hold (kept for the window) or release (given back on completion)")
+	reply := fs.String("reply", "echo", "reply behaviour of --deployment deployments: echo or fixed")
+	outTokens := fs.Int("output-tokens", 0, "answer length of the fixed behaviour, in tokens (default 16)")
+	latency := fs.Duration("latency", 0, "base latency of every call")
+	perToken := fs.Duration("latency-per-token", 0, "extra latency per generated token")
+	jitter := fs.Float64("jitter", 0, "latency spread, a fraction between 0 and 1")
+	errRate := fs.Float64("error-rate", 0, "fraction of calls answered 500")
+	dropRate := fs.Float64("drop-rate", 0, "fraction of admitted calls whose connection is dropped")
+	seed := fs.Int64("seed", 0, "seed of the random faults (0: from the clock)")
+	if code, done := parse(fs, args, stdout); done {
+		return code
+	}
+	if fs.NArg() > 0 {
+		fprintf(stderr, "headroom sim: unexpected argument %q\n", fs.Arg(0))
+		fs.Usage()
+		return exitUsage
+	}
+	var cfg azuresim.Config
+	if *file != "" {
+		var err error
+		if cfg, err = azuresim.LoadConfig(*file); err != nil {
+			fprintf(stderr, "headroom sim: %v\n", err)
+			return exitUsage
+		}
+	}
+	for _, s := range deps {
+		d, err := azuresim.ParseDeploymentFlag(s)
+		if err != nil {
+			fprintf(stderr, "headroom sim: --deployment: %v\n", err)
+			return exitUsage
+		}
+		d.Reply, d.OutputTokens = *reply, *outTokens
+		cfg.Deployments = append(cfg.Deployments, d)
+	}
+	// Flags given on the command line win over the file.
+	fs.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "window":
+			cfg.Window = *window
+		case "refund":
+			cfg.Refund = azuresim.RefundPolicy(*refund)
+		case "latency":
+			cfg.Faults.Latency = *latency
+		case "latency-per-token":
+			cfg.Faults.LatencyPerToken = *perToken
+		case "jitter":
+			cfg.Faults.Jitter = *jitter
+		case "error-rate":
+			cfg.Faults.ErrorRate = *errRate
+		case "drop-rate":
+			cfg.Faults.DropRate = *dropRate
+		case "seed":
+			cfg.Seed = *seed
+		}
+	})
+	if len(cfg.Deployments) == 0 && len(cfg.Resources) == 0 {
+		fprintf(stderr, "headroom sim: no deployments: give --deployment NAME:TPM[:RPM] or --deployments FILE\n")
+		return exitUsage
+	}
+	sim, err := azuresim.New(cfg, azuresim.Options{APIKeys: keys})
+	if err != nil {
+		fprintf(stderr, "headroom sim: %v\n", err)
+		return exitUsage
+	}
+	err = sim.Serve(ctx, *addr, func(resourceAddr, bound string) {
+		fprintf(stderr, "headroom sim: serving on http://%s: %s\n", bound, describe(sim, resourceAddr))
+	})
+	if err != nil {
+		fprintf(stderr, "headroom sim: %v\n", err)
+		return exitFailed
+	}
+	fprintf(stderr, "headroom sim: stopped\n")
+	return exitOK
+}
+
+// describe lists what one address serves, for the start-up line. Keys are
+// never printed.
+func describe(sim *azuresim.Sim, addr string) string {
+	var parts []string
+	for _, st := range sim.Stats().Deployments {
+		if sim.ResourceAddr(st.Resource) != addr {
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%s%s (%d TPM, %d RPM)", sim.ResourcePrefix(st.Resource), "/"+st.Deployment, st.TPM, st.RPM))
+	}
+	return fmt.Sprintf("%s; window %v", strings.Join(parts, ", "), sim.Window().Round(time.Millisecond))
+}

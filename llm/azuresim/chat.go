@@ -1,0 +1,193 @@
+package azuresim
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/headroom-agent/headroom/llm/tokens"
+)
+
+// chatRequest is the part of a chat completions body the simulator reads.
+type chatRequest struct {
+	Model               string          `json:"model"`
+	Messages            []chatMessage   `json:"messages"`
+	MaxTokens           *int64          `json:"max_tokens"`
+	MaxCompletionTokens *int64          `json:"max_completion_tokens"`
+	N                   *int64          `json:"n"`
+	BestOf              *int64          `json:"best_of"`
+	ResponseFormat      json.RawMessage `json:"response_format"`
+	Stream              bool            `json:"stream"`
+}
+
+type chatMessage struct {
+	Role    string          `json:"role"`
+	Name    string          `json:"name"`
+	Content json.RawMessage `json:"content"`
+}
+
+// text returns a message's content whether it is a string or an array of
+// content parts.
+func contentText(raw json.RawMessage) (string, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", nil
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err == nil {
+		return s, nil
+	}
+	var parts []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	if err := json.Unmarshal(raw, &parts); err != nil {
+		return "", fmt.Errorf("content must be a string or an array of content parts")
+	}
+	var b strings.Builder
+	for _, p := range parts {
+		b.WriteString(p.Text)
+	}
+	return b.String(), nil
+}
+
+// cap is the call's declared answer length and how many answers it asks for.
+type capped struct {
+	maxTokens int64
+	choices   int64 // n
+	charged   int64 // max(n, best_of)
+}
+
+// Estimate is what Azure charges a call at admission: the character-based
+// prompt estimate plus the answer cap times max(n, best_of).
+func Estimate(msgs []tokens.Message, maxTokens, n, bestOf int64) int64 {
+	return int64(tokens.CharEstimate(msgs)) + maxTokens*max(1, n, bestOf)
+}
+
+func (r *resource) chat(w http.ResponseWriter, req *http.Request) {
+	var body chatRequest
+	if !decode(w, req, &body) {
+		return
+	}
+	c, ok := r.route(w, req, body.Model, "ChatCompletions_Create")
+	if !ok {
+		return
+	}
+	msgs, lim, ok := c.checkChat(w, body)
+	if !ok {
+		return
+	}
+	t, ok := c.admit(w, Estimate(msgs, lim.maxTokens, lim.choices, lim.charged))
+	if !ok {
+		return
+	}
+	in := Request{
+		Deployment: c.d.cfg.Name, Messages: msgs, ResponseFormat: body.ResponseFormat,
+		MaxTokens: lim.maxTokens, OutputTokens: c.d.cfg.OutputTokens,
+	}
+	prompt := int64(tokens.Chat(msgs))
+	var completion int64
+	choices := make([]map[string]any, lim.choices)
+	for i := range choices {
+		text, cut := tokens.Truncate(c.d.model.Reply(in), int(lim.maxTokens))
+		finish := "stop"
+		if cut {
+			finish = "length"
+		}
+		completion += int64(tokens.Count(text))
+		choices[i] = map[string]any{
+			"index":         i,
+			"message":       map[string]any{"role": "assistant", "content": text, "refusal": nil},
+			"finish_reason": finish,
+			"logprobs":      nil,
+		}
+	}
+	if !c.finish(w, req, t, prompt, completion) {
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{
+		"id":                 r.sim.newID("chatcmpl", ""),
+		"object":             "chat.completion",
+		"created":            time.Now().Unix(),
+		"model":              c.modelName(),
+		"choices":            choices,
+		"system_fingerprint": "fp_headroom_sim",
+		"usage": map[string]any{
+			"prompt_tokens":     prompt,
+			"completion_tokens": completion,
+			"total_tokens":      prompt + completion,
+		},
+	})
+}
+
+// checkChat validates a chat body the way Azure would, answering 400 with
+// the parameter at fault.
+func (c *call) checkChat(w http.ResponseWriter, body chatRequest) ([]tokens.Message, capped, bool) {
+	if len(body.Messages) == 0 {
+		badRequest(w, "messages", "'messages' is a required property and must hold at least one message")
+		return nil, capped{}, false
+	}
+	if body.Stream {
+		badRequest(w, "stream", "the simulator does not stream; send stream: false")
+		return nil, capped{}, false
+	}
+	msgs := make([]tokens.Message, len(body.Messages))
+	for i, m := range body.Messages {
+		text, err := contentText(m.Content)
+		if err != nil {
+			badRequest(w, fmt.Sprintf("messages[%d].content", i), "Invalid 'messages[%d].content': %v.", i, err)
+			return nil, capped{}, false
+		}
+		switch m.Role {
+		case "system", "developer", "user", "assistant", "tool", "function":
+		default:
+			badRequest(w, fmt.Sprintf("messages[%d].role", i), "Invalid value for 'messages[%d].role': %q is not one of system, developer, user, assistant, tool.", i, m.Role)
+			return nil, capped{}, false
+		}
+		msgs[i] = tokens.Message{Role: m.Role, Name: m.Name, Content: text}
+	}
+	lim := capped{maxTokens: c.d.defaultMaxTokens(), choices: 1, charged: 1}
+	for _, p := range []struct {
+		name string
+		v    *int64
+		dst  *int64
+		hi   int64
+	}{
+		{"max_tokens", body.MaxTokens, &lim.maxTokens, 1 << 20},
+		{"max_completion_tokens", body.MaxCompletionTokens, &lim.maxTokens, 1 << 20},
+		{"n", body.N, &lim.choices, 128},
+		{"best_of", body.BestOf, &lim.charged, 128},
+	} {
+		if p.v == nil {
+			continue
+		}
+		if *p.v < 1 || *p.v > p.hi {
+			badRequest(w, p.name, "Invalid '%s': integer %d is out of range: expected 1 to %d.", p.name, *p.v, p.hi)
+			return nil, capped{}, false
+		}
+		*p.dst = *p.v
+	}
+	lim.charged = max(lim.charged, lim.choices)
+	return msgs, lim, true
+}
+
+func (d *deployment) defaultMaxTokens() int64 {
+	if d.cfg.DefaultMaxTokens > 0 {
+		return d.cfg.DefaultMaxTokens
+	}
+	return defaultMaxTokens
+}
+
+// modelName is what responses report as the model: name-version, as
+// Azure does, or the deployment name when no model is configured.
+func (c *call) modelName() string {
+	m := c.d.cfg.Model
+	if m == "" {
+		return c.d.cfg.Name
+	}
+	if v := c.d.cfg.ModelVersion; v != "" {
+		return m + "-" + v
+	}
+	return m
+}

@@ -1,0 +1,187 @@
+package azuresim
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Config describes the simulated Azure OpenAI resources, their deployments and
+// the quota pools those deployments draw on. The zero value of every field
+// but Resources works.
+type Config struct {
+	// Window is the length of the token-rate window; Azure's is one minute.
+	// The 1 s and 10 s request windows scale with it, so a 6 s Window makes
+	// them 100 ms and 1 s.
+	Window time.Duration `yaml:"window"`
+	// Refund says what happens to the unused part of a call's estimate
+	// when it completes.
+	Refund RefundPolicy `yaml:"refund"`
+	// Faults apply to every deployment that does not set its own.
+	Faults Faults `yaml:"faults"`
+	// Seed fixes the random faults and latencies; 0 picks one.
+	Seed int64 `yaml:"seed"`
+	// Pools declare shared quotas by name. Deployments that name a pool, or
+	// share subscription, region, type and model, draw on one budget.
+	Pools []Pool `yaml:"pools"`
+	// Resources are the simulated Azure OpenAI resources (endpoints).
+	Resources []Resource `yaml:"resources"`
+	// Deployments is shorthand for the deployments of one resource named
+	// "default" served at the root of the main address.
+	Deployments []Deployment `yaml:"deployments"`
+}
+
+// RefundPolicy is what the simulator does with the unused estimate.
+type RefundPolicy string
+
+const (
+	// Hold keeps the whole estimate charged for the rest of the window;
+	// nothing in Azure's documentation says unused estimate comes back.
+	Hold RefundPolicy = "hold"
+	// Release gives the unused estimate back when the call completes.
+	Release RefundPolicy = "release"
+)
+
+// Pool is a quota shared by several deployments.
+type Pool struct {
+	Name string `yaml:"name"`
+	TPM  int64  `yaml:"tpm"`
+	RPM  int64  `yaml:"rpm"`
+}
+
+// Resource is one simulated Azure OpenAI resource: its own endpoint, its own
+// key space for stored Responses items.
+type Resource struct {
+	Name string `yaml:"name"`
+	// Addr is where it listens; empty means the simulator's main address.
+	Addr string `yaml:"addr"`
+	// PathPrefix lets several resources share one address, as
+	// /res-a/openai/... and /res-b/openai/...
+	PathPrefix  string       `yaml:"path_prefix"`
+	Region      string       `yaml:"region"`
+	Deployments []Deployment `yaml:"deployments"`
+}
+
+// Deployment is one model deployment with its own rate limits.
+type Deployment struct {
+	Name         string `yaml:"name"`
+	Model        string `yaml:"model"`
+	ModelVersion string `yaml:"model_version"`
+	TPM          int64  `yaml:"tpm"`
+	// RPM defaults from quota units: see DefaultRPM.
+	RPM          int64  `yaml:"rpm"`
+	Subscription string `yaml:"subscription"`
+	Region       string `yaml:"region"`
+	// Type is the deployment type (standard, global-standard, data-zone,
+	// provisioned); it is part of the quota pool's identity.
+	Type string `yaml:"type"`
+	// Pool names a declared pool explicitly.
+	Pool string `yaml:"pool"`
+	// Reply names the model behaviour: "echo" (default), "fixed", or one
+	// registered with Options.Models.
+	Reply string `yaml:"reply"`
+	// OutputTokens is the answer length of the "fixed" behaviour.
+	OutputTokens int `yaml:"output_tokens"`
+	// DefaultMaxTokens is charged when a request sets no max_tokens.
+	DefaultMaxTokens int64 `yaml:"default_max_tokens"`
+	// Faults override the simulator-wide faults for this deployment.
+	Faults *Faults `yaml:"faults"`
+	// Adjustments lower the effective limit on a schedule, counted from
+	// the moment the simulator starts.
+	Adjustments []Adjustment `yaml:"adjustments"`
+}
+
+// Faults make a deployment misbehave the way real endpoints do.
+type Faults struct {
+	// Latency is the base time to answer; LatencyPerToken adds to it for
+	// every generated token; Jitter spreads both by ± that fraction.
+	Latency         time.Duration `yaml:"latency"`
+	LatencyPerToken time.Duration `yaml:"latency_per_token"`
+	Jitter          float64       `yaml:"jitter"`
+	// ErrorRate is the fraction of calls answered 500 before admission
+	// (nothing is charged).
+	ErrorRate float64 `yaml:"error_rate"`
+	// DropRate is the fraction of admitted calls whose connection is
+	// closed without an answer (the estimate stays charged).
+	DropRate float64 `yaml:"drop_rate"`
+}
+
+// Adjustment lowers a deployment's effective token limit to Factor × TPM
+// from At after start, for For.
+type Adjustment struct {
+	At     time.Duration `yaml:"at"`
+	For    time.Duration `yaml:"for"`
+	Factor float64       `yaml:"factor"`
+}
+
+// DefaultWindow is Azure's token-rate window.
+const DefaultWindow = time.Minute
+
+// defaultMaxTokens is charged when a request names no cap. Azure reserves a
+// model-dependent default that is large on newer models; the pessimistic
+// reading keeps clients honest about setting one.
+const defaultMaxTokens = 4096
+
+// DefaultRPM returns the request limit that comes with tpm tokens per minute
+// of quota for model: Azure sells quota in units that bundle both. Chat
+// models get 6 RPM per 1,000 TPM; the reasoning models have their own ratios.
+func DefaultRPM(model string, tpm int64) int64 {
+	tpmPerRequest := int64(1000) / 6 // older chat models: 6 RPM per 1,000 TPM
+	m := strings.ToLower(model)
+	switch {
+	case strings.HasPrefix(m, "o1-mini"), strings.HasPrefix(m, "o3-mini"), strings.HasPrefix(m, "o3-pro"):
+		tpmPerRequest = 10000
+	case strings.HasPrefix(m, "o1"):
+		tpmPerRequest = 6000
+	case strings.HasPrefix(m, "o3"), strings.HasPrefix(m, "o4-mini"):
+		tpmPerRequest = 1000
+	}
+	if tpmPerRequest == 1000/6 {
+		return max(1, tpm*6/1000)
+	}
+	return max(1, tpm/tpmPerRequest)
+}
+
+// ParseDeploymentFlag parses the NAME:TPM[:RPM] form of --deployment.
+func ParseDeploymentFlag(s string) (Deployment, error) {
+	parts := strings.Split(s, ":")
+	if len(parts) < 2 || len(parts) > 3 {
+		return Deployment{}, fmt.Errorf("deployment %q: want NAME:TPM[:RPM], for example gpt4o:60000 or gpt4o:60000:360", s)
+	}
+	d := Deployment{Name: strings.TrimSpace(parts[0])}
+	if d.Name == "" {
+		return Deployment{}, fmt.Errorf("deployment %q: the name is empty", s)
+	}
+	var err error
+	if d.TPM, err = parsePositive(parts[1]); err != nil {
+		return Deployment{}, fmt.Errorf("deployment %q: TPM %w", s, err)
+	}
+	if len(parts) == 3 {
+		if d.RPM, err = parsePositive(parts[2]); err != nil {
+			return Deployment{}, fmt.Errorf("deployment %q: RPM %w", s, err)
+		}
+	}
+	return d, nil
+}
+
+func parsePositive(s string) (int64, error) {
+	var n int64
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return 0, errors.New("is empty")
+	}
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return 0, fmt.Errorf("%q is not a whole number", s)
+		}
+		if n > (1<<53)/10 {
+			return 0, fmt.Errorf("%q is too large", s)
+		}
+		n = n*10 + int64(c-'0')
+	}
+	if n == 0 {
+		return 0, errors.New("must be above zero")
+	}
+	return n, nil
+}

@@ -1,0 +1,188 @@
+package azuresim
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/headroom-agent/headroom/internal/yamlconf"
+)
+
+// LoadConfig reads a deployments file. Every problem is reported as
+// file:line: field: what is wrong.
+func LoadConfig(file string) (Config, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return Config{}, err
+	}
+	return ParseConfig(file, data)
+}
+
+// ParseConfig decodes and checks a deployments file held in memory; file is
+// only used in error messages.
+func ParseConfig(file string, data []byte) (Config, error) {
+	var c Config
+	doc, err := yamlconf.Decode(file, data, &c)
+	if err != nil {
+		return Config{}, err
+	}
+	if err := c.check(doc.Errorf); err != nil {
+		return Config{}, err
+	}
+	return c, nil
+}
+
+// Validate checks a Config built in code or from flags.
+func (c Config) Validate() error {
+	return c.check(func(field, format string, args ...any) error {
+		return fmt.Errorf("%s: %s", field, fmt.Sprintf(format, args...))
+	})
+}
+
+type errorf func(field, format string, args ...any) error
+
+func (c Config) check(bad errorf) error {
+	if c.Window < 0 || (c.Window > 0 && c.Window < 60*time.Millisecond) {
+		return bad("window", "%v is too short: the 1 s request window would be under a millisecond (use at least 60ms)", c.Window)
+	}
+	switch c.Refund {
+	case "", Hold, Release:
+	default:
+		return bad("refund", "%q is not a refund policy: use hold or release", c.Refund)
+	}
+	if err := c.Faults.check("faults", bad); err != nil {
+		return err
+	}
+	pools := map[string]bool{}
+	for i, p := range c.Pools {
+		f := fmt.Sprintf("pools[%d]", i)
+		switch {
+		case p.Name == "":
+			return bad(f+".name", "a pool needs a name")
+		case pools[p.Name]:
+			return bad(f+".name", "pool %q is declared twice", p.Name)
+		case p.TPM <= 0:
+			return bad(f+".tpm", "pool %q needs a token limit above zero", p.Name)
+		case p.RPM < 0:
+			return bad(f+".rpm", "must not be negative")
+		}
+		pools[p.Name] = true
+	}
+	resources := c.allResources()
+	if len(resources) == 0 {
+		return bad("deployments", "no deployments: declare at least one")
+	}
+	names := map[string]bool{}
+	places := map[string]string{}
+	for ri, r := range resources {
+		rf := fmt.Sprintf("resources[%d]", ri)
+		if r.Name == "default" && len(c.Deployments) > 0 {
+			rf = "deployments"
+		}
+		if r.Name == "" {
+			return bad(rf+".name", "a resource needs a name")
+		}
+		if names[r.Name] {
+			return bad(rf+".name", "resource %q is declared twice", r.Name)
+		}
+		names[r.Name] = true
+		if r.PathPrefix != "" && (!strings.HasPrefix(r.PathPrefix, "/") || strings.HasSuffix(r.PathPrefix, "/")) {
+			return bad(rf+".path_prefix", "%q must start with / and not end with one, as /res-a", r.PathPrefix)
+		}
+		place := r.Addr + " " + r.PathPrefix
+		if other, ok := places[place]; ok {
+			return bad(rf+".path_prefix", "resources %q and %q are served at the same address and path prefix", other, r.Name)
+		}
+		places[place] = r.Name
+		deps := map[string]bool{}
+		for di, d := range r.Deployments {
+			df := fmt.Sprintf("%s.deployments[%d]", rf, di)
+			if rf == "deployments" {
+				df = fmt.Sprintf("deployments[%d]", di)
+			}
+			if d.Name == "" {
+				return bad(df+".name", "a deployment needs a name")
+			}
+			if deps[d.Name] {
+				return bad(df+".name", "deployment %q is declared twice in resource %q", d.Name, r.Name)
+			}
+			deps[d.Name] = true
+			if err := d.check(df, pools, bad); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (d Deployment) check(f string, pools map[string]bool, bad errorf) error {
+	switch {
+	case d.TPM <= 0:
+		return bad(f+".tpm", "deployment %q needs a token limit (tpm) above zero", d.Name)
+	case d.RPM < 0:
+		return bad(f+".rpm", "must not be negative")
+	case d.OutputTokens < 0:
+		return bad(f+".output_tokens", "must not be negative")
+	case d.DefaultMaxTokens < 0:
+		return bad(f+".default_max_tokens", "must not be negative")
+	case d.Pool != "" && !pools[d.Pool]:
+		return bad(f+".pool", "pool %q is not declared under pools", d.Pool)
+	}
+	switch d.Type {
+	case "", "standard", "global-standard", "data-zone", "provisioned":
+	default:
+		return bad(f+".type", "%q is not a deployment type: use standard, global-standard, data-zone or provisioned", d.Type)
+	}
+	if d.Faults != nil {
+		if err := d.Faults.check(f+".faults", bad); err != nil {
+			return err
+		}
+	}
+	for i, a := range d.Adjustments {
+		af := fmt.Sprintf("%s.adjustments[%d]", f, i)
+		if err := checkAdjustment(a.Factor, a.For, af, bad); err != nil {
+			return err
+		}
+		if a.At < 0 {
+			return bad(af+".at", "must not be negative")
+		}
+	}
+	return nil
+}
+
+func checkAdjustment(factor float64, d time.Duration, f string, bad errorf) error {
+	if !(factor > 0 && factor <= 1) {
+		return bad(f+".factor", "%v: an adjustment lowers the limit, so the factor must be above 0 and at most 1", factor)
+	}
+	if d <= 0 {
+		return bad(f+".for", "an adjustment needs a duration above zero")
+	}
+	return nil
+}
+
+func (fl Faults) check(f string, bad errorf) error {
+	switch {
+	case fl.Latency < 0:
+		return bad(f+".latency", "must not be negative")
+	case fl.LatencyPerToken < 0:
+		return bad(f+".latency_per_token", "must not be negative")
+	case !(fl.Jitter >= 0 && fl.Jitter <= 1):
+		return bad(f+".jitter", "%v must be between 0 and 1", fl.Jitter)
+	case !(fl.ErrorRate >= 0 && fl.ErrorRate <= 1):
+		return bad(f+".error_rate", "%v must be between 0 and 1", fl.ErrorRate)
+	case !(fl.DropRate >= 0 && fl.DropRate <= 1):
+		return bad(f+".drop_rate", "%v must be between 0 and 1", fl.DropRate)
+	}
+	return nil
+}
+
+// allResources returns the declared resources with the shorthand
+// deployments folded into a resource named "default".
+func (c Config) allResources() []Resource {
+	rs := c.Resources
+	if len(c.Deployments) > 0 {
+		rs = append([]Resource{{Name: "default", Deployments: c.Deployments}}, rs...)
+	}
+	return rs
+}

@@ -1,0 +1,293 @@
+package azuresim
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// maxBody bounds a request body; Azure's own limit is of this order.
+const maxBody = 16 << 20
+
+// Handler serves the resources that have no address of their own: each at
+// its path prefix, plus GET /sim/stats.
+func (s *Sim) Handler() http.Handler { return s.HandlerFor("") }
+
+// Addrs lists the addresses that resources asked to be served on, apart
+// from the main one.
+func (s *Sim) Addrs() []string {
+	var out []string
+	for _, r := range s.resources {
+		if r.addr != "" && !slices.Contains(out, r.addr) {
+			out = append(out, r.addr)
+		}
+	}
+	return out
+}
+
+// HandlerFor serves the resources configured for addr ("" is the main one).
+func (s *Sim) HandlerFor(addr string) http.Handler {
+	mux := http.NewServeMux()
+	for _, r := range s.resources {
+		if r.addr != addr {
+			continue
+		}
+		p := r.prefix
+		mux.Handle("POST "+p+"/openai/deployments/{deployment}/chat/completions", r.authorized(r.chat))
+		mux.Handle("POST "+p+"/openai/v1/chat/completions", r.authorized(r.chat))
+		mux.Handle("POST "+p+"/openai/responses", r.authorized(r.responses))
+		mux.Handle("POST "+p+"/openai/v1/responses", r.authorized(r.responses))
+		mux.HandleFunc("POST "+p+"/sim/deployments/{name}/adjust", r.adjust)
+	}
+	mux.HandleFunc("GET /sim/stats", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, s.Stats())
+	})
+	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) { notFound(w) })
+	return mux
+}
+
+// Serve listens on mainAddr and on every address a resource asked for,
+// calls ready with each bound address, and serves until ctx ends; then it
+// lets calls in flight finish for a few seconds.
+func (s *Sim) Serve(ctx context.Context, mainAddr string, ready func(resourceAddr, bound string)) error {
+	addrs := append([]string{""}, s.Addrs()...)
+	servers := make([]*http.Server, 0, len(addrs))
+	errc := make(chan error, len(addrs))
+	for _, a := range addrs {
+		listen := a
+		if listen == "" {
+			listen = mainAddr
+		}
+		ln, err := net.Listen("tcp", listen)
+		if err != nil {
+			for _, srv := range servers {
+				srv.Close()
+			}
+			return err
+		}
+		srv := &http.Server{Handler: s.HandlerFor(a), ReadHeaderTimeout: 10 * time.Second}
+		servers = append(servers, srv)
+		if ready != nil {
+			ready(a, ln.Addr().String())
+		}
+		go func() { errc <- srv.Serve(ln) }()
+	}
+	var err error
+	select {
+	case <-ctx.Done():
+	case err = <-errc:
+	}
+	shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for _, srv := range servers {
+		_ = srv.Shutdown(shut)
+	}
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	return err
+}
+
+// authorized lets a call through when it carries an accepted key, in the
+// api-key header or as a bearer token.
+func (r *resource) authorized(h http.HandlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		key := req.Header.Get("api-key")
+		if key == "" {
+			if v, ok := strings.CutPrefix(req.Header.Get("Authorization"), "Bearer "); ok {
+				key = strings.TrimSpace(v)
+			}
+		}
+		if key == "" || (r.sim.keys != nil && !r.sim.keys[key]) {
+			unauthorized(w)
+			return
+		}
+		h(w, req)
+	})
+}
+
+// call is one request on its way through a deployment.
+type call struct {
+	r          *resource
+	d          *deployment
+	op         string // Azure's operation name, for 429 messages
+	apiVersion string
+}
+
+// route finds the deployment of a call: from the path on the classic
+// route, from the body's model on the v1 one. It writes the error itself.
+func (r *resource) route(w http.ResponseWriter, req *http.Request, model, op string) (*call, bool) {
+	c := &call{r: r, op: op, apiVersion: req.URL.Query().Get("api-version")}
+	name := req.PathValue("deployment")
+	v1 := strings.Contains(req.URL.Path, "/openai/v1/")
+	switch {
+	case v1:
+		c.apiVersion, name = "v1", model
+		if name == "" {
+			badRequest(w, "model", "you must provide a model parameter")
+			return nil, false
+		}
+	case c.apiVersion == "":
+		notFound(w)
+		return nil, false
+	case name == "":
+		name = model
+	}
+	if c.d = r.deployments[name]; c.d == nil {
+		deploymentNotFound(w)
+		return nil, false
+	}
+	return c, true
+}
+
+// admit injects the configured server errors, then charges cost or writes
+// the 429. It reports whether the call may go on.
+func (c *call) admit(w http.ResponseWriter, cost int64) (*ticket, bool) {
+	s := c.r.sim
+	if s.chance(c.d.faults.ErrorRate) {
+		s.mu.Lock()
+		c.d.stats.ServerErrors++
+		s.mu.Unlock()
+		c.commonHeaders(w)
+		serverError(w)
+		return nil, false
+	}
+	t, refused, st := s.admit(c.d, cost, time.Now())
+	c.commonHeaders(w)
+	setRateHeaders(w.Header(), st)
+	if refused != nil {
+		ms := int64(math.Ceil(float64(refused.wait) / float64(time.Millisecond)))
+		secs := max(1, (ms+999)/1000)
+		w.Header().Set("retry-after-ms", strconv.FormatInt(ms, 10))
+		w.Header().Set("retry-after", strconv.FormatInt(secs, 10))
+		tooMany(w, c.op, c.apiVersion, refused.cause, secs)
+		return nil, false
+	}
+	return t, true
+}
+
+// finish waits out the simulated generation time, or drops the
+// connection, and settles the ticket. It reports whether to answer.
+func (c *call) finish(w http.ResponseWriter, req *http.Request, t *ticket, prompt, completion int64) bool {
+	s := c.r.sim
+	s.done(t, prompt, completion)
+	if s.chance(c.d.faults.DropRate) {
+		s.mu.Lock()
+		c.d.stats.Dropped++
+		s.mu.Unlock()
+		if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
+			conn.Close()
+		} else {
+			panic(http.ErrAbortHandler) // HTTP/2: abort the stream instead
+		}
+		return false
+	}
+	if d := s.latency(c.d, completion); d > 0 {
+		select {
+		case <-time.After(d):
+		case <-req.Context().Done():
+			return false
+		}
+	}
+	return true
+}
+
+func (c *call) commonHeaders(w http.ResponseWriter) {
+	h := w.Header()
+	h.Set("x-request-id", c.r.sim.newID("req", ""))
+	h.Set("apim-request-id", h.Get("x-request-id"))
+	if region := c.d.cfg.Region; region != "" {
+		h.Set("x-ms-region", region)
+	}
+}
+
+func setRateHeaders(h http.Header, st state) {
+	h.Set("x-ratelimit-limit-tokens", strconv.FormatInt(st.limitTokens, 10))
+	h.Set("x-ratelimit-remaining-tokens", strconv.FormatInt(st.remainingTokens, 10))
+	h.Set("x-ratelimit-limit-requests", strconv.FormatInt(st.limitRequests, 10))
+	h.Set("x-ratelimit-remaining-requests", strconv.FormatInt(st.remainingRequests, 10))
+	h.Set("x-ratelimit-reset-tokens", ceilSeconds(st.resetTokens))
+	h.Set("x-ratelimit-reset-requests", ceilSeconds(st.resetRequests))
+}
+
+func ceilSeconds(d time.Duration) string {
+	return strconv.FormatInt(int64(math.Ceil(d.Seconds())), 10)
+}
+
+// decode reads a JSON body into v, answering 400 the way Azure does when it
+// is not JSON or not the right shape.
+func decode(w http.ResponseWriter, req *http.Request, v any) bool {
+	body, err := io.ReadAll(http.MaxBytesReader(w, req.Body, maxBody))
+	if err != nil {
+		badRequest(w, "", "could not read the request body: %v", err)
+		return false
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			badRequest(w, te.Field, "Invalid type for '%s': expected %s, but got %s.", te.Field, te.Type, te.Value)
+		} else {
+			badRequest(w, "", "We could not parse the JSON body of your request. (HINT: This likely means you aren't using your HTTP library correctly. The OpenAI API expects a JSON payload, but what was sent was not valid JSON. %v)", err)
+		}
+		return false
+	}
+	return true
+}
+
+// adjust handles POST {prefix}/sim/deployments/{name}/adjust with a body
+// such as {"factor": 0.5, "duration": "30s"} (or "duration_ms": 30000).
+func (r *resource) adjust(w http.ResponseWriter, req *http.Request) {
+	var body struct {
+		Factor     float64 `json:"factor"`
+		Duration   string  `json:"duration"`
+		DurationMS int64   `json:"duration_ms"`
+	}
+	if !decode(w, req, &body) {
+		return
+	}
+	d := time.Duration(body.DurationMS) * time.Millisecond
+	if body.Duration != "" {
+		var err error
+		if d, err = time.ParseDuration(body.Duration); err != nil {
+			badRequest(w, "duration", "duration %q: %v", body.Duration, err)
+			return
+		}
+	}
+	name := req.PathValue("name")
+	if err := r.sim.Adjust(r.name, name, body.Factor, d); err != nil {
+		if errors.Is(err, ErrNoDeployment) {
+			deploymentNotFound(w)
+			return
+		}
+		badRequest(w, "factor", "%v", err)
+		return
+	}
+	dep := r.deployments[name]
+	writeJSON(w, http.StatusOK, map[string]any{
+		"deployment":    name,
+		"factor":        body.Factor,
+		"until":         time.Now().Add(d).UTC().Format(time.RFC3339Nano),
+		"effective_tpm": int64(float64(dep.cfg.TPM) * body.Factor),
+	})
+}
+
+// newID makes an id of the form prefix_TAG_random (or prefix-random when
+// tag is empty).
+func (s *Sim) newID(prefix, tag string) string {
+	s.mu.Lock()
+	a, b := s.rng.Uint64(), s.rng.Uint32()
+	s.mu.Unlock()
+	if tag == "" {
+		return fmt.Sprintf("%s-%016x%08x", prefix, a, b)
+	}
+	return fmt.Sprintf("%s_%s_%016x%08x", prefix, tag, a, b)
+}

@@ -1,0 +1,338 @@
+// Package azuresim simulates Azure OpenAI's front door: deployments that are
+// allowances (tokens per minute charged on an estimate at admission, requests
+// limited on 1 s and 10 s windows), quota pools that several deployments
+// share, temporary lowering of limits, Azure's headers and error bodies, and
+// the faults a real endpoint has. Clients can be developed, tested and
+// load-tested against it without spending quota.
+//
+// It is not a model: replies come from a small Model (echo, fixed length, or
+// one the caller registers).
+package azuresim
+
+import (
+	"cmp"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"time"
+)
+
+// Options are the parts of a simulator that are not in its config file.
+type Options struct {
+	// APIKeys, when set, are the only keys that pass; otherwise any
+	// non-empty key does.
+	APIKeys []string
+	// Models adds reply behaviours, by the name a deployment's reply
+	// field uses, to the built-in echo and fixed.
+	Models map[string]Model
+}
+
+// Sim is a running simulator. Its handlers are safe for concurrent use.
+type Sim struct {
+	window time.Duration
+	refund RefundPolicy
+	keys   map[string]bool
+	start  time.Time
+
+	mu        sync.Mutex // guards meters, stats, the random source
+	rng       *rand.Rand
+	resources []*resource
+}
+
+type resource struct {
+	sim         *Sim
+	name        string
+	addr        string
+	prefix      string
+	region      string
+	tag         string // marks the ids this resource mints
+	deployments map[string]*deployment
+	names       []string // deployments in configuration order
+	items       *itemStore
+}
+
+type deployment struct {
+	res    *resource
+	cfg    Deployment
+	own    *meter
+	pool   *meter // nil when the deployment has its quota to itself
+	pooled string // the pool's name or key, for stats
+	faults Faults
+	model  Model
+	stats  Stats
+}
+
+// New builds a simulator from cfg.
+func New(cfg Config, opts Options) (*Sim, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	s := &Sim{
+		window: cmp.Or(cfg.Window, DefaultWindow),
+		refund: cmp.Or(cfg.Refund, Hold),
+		start:  time.Now(),
+	}
+	seed := uint64(cfg.Seed)
+	if seed == 0 {
+		seed = uint64(time.Now().UnixNano())
+	}
+	s.rng = rand.New(rand.NewPCG(seed, seed>>1|1))
+	if len(opts.APIKeys) > 0 {
+		s.keys = map[string]bool{}
+		for _, k := range opts.APIKeys {
+			s.keys[k] = true
+		}
+	}
+	models := map[string]Model{"echo": Echo{}, "fixed": Fixed{}}
+	for name, m := range opts.Models {
+		models[name] = m
+	}
+	declared := map[string]Pool{}
+	for _, p := range cfg.Pools {
+		declared[p.Name] = p
+	}
+	members := map[string][]*deployment{}
+	for _, rc := range cfg.allResources() {
+		r := &resource{
+			sim: s, name: rc.Name, addr: rc.Addr, prefix: rc.PathPrefix, region: rc.Region,
+			tag:         resourceTag(rc.Name),
+			deployments: map[string]*deployment{},
+			items:       newItemStore(100_000),
+		}
+		for _, dc := range rc.Deployments {
+			if dc.RPM == 0 {
+				dc.RPM = DefaultRPM(dc.Model, dc.TPM)
+			}
+			if dc.Region == "" {
+				dc.Region = rc.Region
+			}
+			d := &deployment{res: r, cfg: dc, own: newMeter(dc.TPM, dc.RPM, s.window), faults: cfg.Faults}
+			if dc.Faults != nil {
+				d.faults = *dc.Faults
+			}
+			name := cmp.Or(dc.Reply, "echo")
+			if d.model = models[name]; d.model == nil {
+				return nil, fmt.Errorf("deployment %q: reply %q is not a known behaviour (echo, fixed, or one given in Options.Models)", dc.Name, name)
+			}
+			for _, a := range dc.Adjustments {
+				from := s.start.Add(a.At)
+				d.own.adjust = append(d.own.adjust, adjustment{from: from, until: from.Add(a.For), factor: a.Factor})
+			}
+			if key := poolKey(dc); key != "" {
+				members[key] = append(members[key], d)
+			}
+			r.deployments[dc.Name] = d
+			r.names = append(r.names, dc.Name)
+		}
+		s.resources = append(s.resources, r)
+	}
+	for key, ds := range members {
+		p, explicit := declared[key]
+		if len(ds) < 2 && !explicit {
+			continue
+		}
+		if !explicit {
+			// Five names, one number: undeclared deployments that share
+			// subscription, region, type and model share the largest
+			// limit any of them claims.
+			for _, d := range ds {
+				p.TPM = max(p.TPM, d.cfg.TPM)
+				p.RPM = max(p.RPM, d.cfg.RPM)
+			}
+		}
+		if p.RPM == 0 {
+			p.RPM = DefaultRPM(ds[0].cfg.Model, p.TPM)
+		}
+		m := newMeter(p.TPM, p.RPM, s.window)
+		for _, d := range ds {
+			d.pool, d.pooled = m, key
+		}
+	}
+	return s, nil
+}
+
+// poolKey names the quota a deployment draws on, or "" for its own.
+func poolKey(d Deployment) string {
+	if d.Pool != "" {
+		return d.Pool
+	}
+	if d.Subscription == "" || d.Region == "" {
+		return ""
+	}
+	return fmt.Sprintf("%s/%s/%s/%s", d.Subscription, d.Region, cmp.Or(d.Type, "standard"), d.Model)
+}
+
+// resourceTag is a short, stable mark of a resource, put into the ids it
+// mints so any resource can tell that an id is not its own.
+func resourceTag(name string) string {
+	h := sha256.Sum256([]byte(name))
+	return hex.EncodeToString(h[:4])
+}
+
+// Window is the token-rate window length in force.
+func (s *Sim) Window() time.Duration { return s.window }
+
+// ticket is an admitted call: what it was charged, and where.
+type ticket struct {
+	d        *deployment
+	cost     int64
+	ownIndex int64
+	poolIdx  int64
+}
+
+// admit charges cost tokens and one request to d and its pool, or to
+// neither. On refusal it says why and how long until room frees.
+func (s *Sim) admit(d *deployment, cost int64, now time.Time) (*ticket, *refusal, state) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	refusals := d.own.check(now, cost)
+	if d.pool != nil {
+		refusals = append(refusals, d.pool.check(now, cost)...)
+	}
+	if len(refusals) > 0 {
+		// The longest wait is the one that binds; on a tie the token
+		// cause says more than the request one.
+		r := slices.MaxFunc(refusals, func(a, b refusal) int {
+			if c := cmp.Compare(a.wait, b.wait); c != 0 {
+				return c
+			}
+			return cmp.Compare(rank(a.cause), rank(b.cause))
+		})
+		switch r.cause {
+		case CauseTokens:
+			d.stats.RateLimited.Tokens++
+		case CauseRequests:
+			d.stats.RateLimited.Requests++
+		case CauseAdjustment:
+			d.stats.RateLimited.Adjustment++
+		}
+		st := s.stateLocked(d, now)
+		if r.cause == CauseRequests {
+			st.remainingRequests = 0
+		}
+		return nil, &r, st
+	}
+	d.own.charge(cost)
+	t := &ticket{d: d, cost: cost, ownIndex: d.own.tokens.index}
+	if d.pool != nil {
+		d.pool.charge(cost)
+		t.poolIdx = d.pool.tokens.index
+	}
+	d.stats.Accepted++
+	d.stats.TokensCharged += cost
+	return t, nil, s.stateLocked(d, now)
+}
+
+func rank(c Cause) int {
+	if c == CauseRequests {
+		return 0
+	}
+	return 1
+}
+
+func (s *Sim) stateLocked(d *deployment, now time.Time) state {
+	st := d.own.state(now)
+	if d.pool != nil {
+		st = tighter(st, d.pool.state(now))
+	}
+	return st
+}
+
+// done settles an admitted call with what it really used.
+func (s *Sim) done(t *ticket, promptTokens, completionTokens int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	d := t.d
+	d.stats.PromptTokens += promptTokens
+	d.stats.CompletionTokens += completionTokens
+	if s.refund != Release {
+		return
+	}
+	unused := t.cost - (promptTokens + completionTokens)
+	if unused <= 0 {
+		return
+	}
+	d.own.refund(t.ownIndex, unused)
+	if d.pool != nil {
+		d.pool.refund(t.poolIdx, unused)
+	}
+	d.stats.TokensRefunded += unused
+}
+
+// chance draws from the simulator's random source.
+func (s *Sim) chance(p float64) bool {
+	if p <= 0 {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.rng.Float64() < p
+}
+
+// latency is how long d takes to produce n tokens.
+func (s *Sim) latency(d *deployment, n int64) time.Duration {
+	f := d.faults
+	base := f.Latency + time.Duration(n)*f.LatencyPerToken
+	if base <= 0 || f.Jitter <= 0 {
+		return base
+	}
+	s.mu.Lock()
+	j := (s.rng.Float64()*2 - 1) * f.Jitter
+	s.mu.Unlock()
+	return time.Duration(float64(base) * (1 + j))
+}
+
+// ErrNoDeployment is returned by Adjust for an unknown deployment.
+var ErrNoDeployment = errors.New("no such deployment")
+
+// Adjust lowers the effective token limit of the named deployment to
+// factor × its configured limit for d, starting now.
+func (s *Sim) Adjust(resource, name string, factor float64, d time.Duration) error {
+	if err := checkAdjustment(factor, d, "adjustment", func(f, format string, args ...any) error {
+		return fmt.Errorf(format, args...)
+	}); err != nil {
+		return err
+	}
+	dep := s.lookup(resource, name)
+	if dep == nil {
+		return fmt.Errorf("%w %q in resource %q", ErrNoDeployment, name, resource)
+	}
+	now := time.Now()
+	s.mu.Lock()
+	dep.own.adjust = append(dep.own.adjust, adjustment{from: now, until: now.Add(d), factor: factor})
+	s.mu.Unlock()
+	return nil
+}
+
+func (s *Sim) lookup(resource, name string) *deployment {
+	for _, r := range s.resources {
+		if r.name == resource {
+			return r.deployments[name]
+		}
+	}
+	return nil
+}
+
+// ResourceAddr is the address a resource asked for ("" for the main one).
+func (s *Sim) ResourceAddr(name string) string {
+	for _, r := range s.resources {
+		if r.name == name {
+			return r.addr
+		}
+	}
+	return ""
+}
+
+// ResourcePrefix is the path prefix a resource is served under.
+func (s *Sim) ResourcePrefix(name string) string {
+	for _, r := range s.resources {
+		if r.name == name {
+			return r.prefix
+		}
+	}
+	return ""
+}

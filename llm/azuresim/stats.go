@@ -1,0 +1,61 @@
+package azuresim
+
+import "time"
+
+// Stats are one deployment's counts since the simulator started.
+type Stats struct {
+	Resource     string `json:"resource"`
+	Deployment   string `json:"deployment"`
+	Pool         string `json:"pool,omitempty"`
+	TPM          int64  `json:"tpm"`
+	RPM          int64  `json:"rpm"`
+	EffectiveTPM int64  `json:"effective_tpm"`
+
+	Accepted     int64   `json:"accepted"`
+	RateLimited  ByCause `json:"rate_limited"`
+	ServerErrors int64   `json:"server_errors"`
+	Dropped      int64   `json:"dropped"`
+
+	// TokensCharged is the sum of admission estimates; TokensRefunded what
+	// the release policy gave back; PromptTokens and CompletionTokens are
+	// what the calls really used.
+	TokensCharged    int64 `json:"tokens_charged"`
+	TokensRefunded   int64 `json:"tokens_refunded"`
+	PromptTokens     int64 `json:"prompt_tokens"`
+	CompletionTokens int64 `json:"completion_tokens"`
+}
+
+// ByCause counts 429s by the rule that refused.
+type ByCause struct {
+	Tokens     int64 `json:"tokens"`
+	Requests   int64 `json:"requests"`
+	Adjustment int64 `json:"adjustment"`
+}
+
+// Total is the number of 429s.
+func (b ByCause) Total() int64 { return b.Tokens + b.Requests + b.Adjustment }
+
+// Snapshot is what GET /sim/stats returns.
+type Snapshot struct {
+	WindowMS    int64        `json:"window_ms"`
+	Refund      RefundPolicy `json:"refund"`
+	Deployments []Stats      `json:"deployments"`
+}
+
+// Stats returns every deployment's counts, in configuration order.
+func (s *Sim) Stats() Snapshot {
+	now := time.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	snap := Snapshot{WindowMS: s.window.Milliseconds(), Refund: s.refund, Deployments: []Stats{}}
+	for _, r := range s.resources {
+		for _, name := range r.names {
+			d := r.deployments[name]
+			st := d.stats
+			st.Resource, st.Deployment, st.Pool = r.name, name, d.pooled
+			st.TPM, st.RPM, st.EffectiveTPM = d.cfg.TPM, d.cfg.RPM, d.own.tokenLimit(now)
+			snap.Deployments = append(snap.Deployments, st)
+		}
+	}
+	return snap
+}
