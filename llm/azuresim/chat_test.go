@@ -128,6 +128,7 @@ func TestEstimateIsChargedAtAdmission(t *testing.T) {
 		{"no cap: the deployment's default", "small-default", map[string]any{}, 8 + 640},
 	}
 	for _, c := range cases {
+		clearOfBoundary(time.Minute)
 		b := chatBody(prompt, 0)
 		for k, v := range c.body {
 			b[k] = v

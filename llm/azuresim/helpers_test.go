@@ -112,3 +112,12 @@ func statsOf(t *testing.T, s *Sim, deployment string) Stats {
 	t.Fatalf("no stats for %q", deployment)
 	return Stats{}
 }
+
+// clearOfBoundary waits out the end of the current window of length d when
+// less than a second of it is left, so a few calls that follow share it.
+func clearOfBoundary(d time.Duration) {
+	now := time.Now().UnixNano()
+	if left := time.Duration((now/int64(d)+1)*int64(d) - now); left < time.Second {
+		time.Sleep(left + 2*time.Millisecond)
+	}
+}

@@ -1,0 +1,122 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func runArgs(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(context.Background(), args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestUsageAndExitCodes(t *testing.T) {
+	cases := []struct {
+		args []string
+		code int
+		want string // in stdout or stderr
+	}{
+		{nil, 2, "Commands:"},
+		{[]string{"no-such-command"}, 2, `unknown command "no-such-command"`},
+		{[]string{"help"}, 0, "sim"},
+		{[]string{"--help"}, 0, "Commands:"},
+		{[]string{"help", "sim"}, 0, "-deployment NAME:TPM[:RPM]"},
+		{[]string{"help", "nope"}, 2, "unknown command"},
+		{[]string{"sim", "-h"}, 0, "-refund"},
+		{[]string{"version"}, 0, "headroom "},
+		{[]string{"sim", "--no-such-flag"}, 2, "flag provided but not defined: -no-such-flag"},
+		{[]string{"sim"}, 2, "no deployments"},
+		{[]string{"sim", "--deployment", "gpt4o"}, 2, "want NAME:TPM[:RPM]"},
+		{[]string{"sim", "--deployment", "gpt4o:1000", "--refund", "keep"}, 2, `"keep" is not a refund policy`},
+		{[]string{"sim", "--deployment", "gpt4o:1000", "stray"}, 2, `unexpected argument "stray"`},
+		{[]string{"sim", "--deployments", "/no/such/file.yaml"}, 2, "/no/such/file.yaml"},
+	}
+	for _, c := range cases {
+		code, out, errs := runArgs(t, c.args...)
+		if code != c.code || !strings.Contains(out+errs, c.want) {
+			t.Errorf("headroom %v: exit %d, want %d with %q\nstdout: %s\nstderr: %s", c.args, code, c.code, c.want, out, errs)
+		}
+	}
+}
+
+func TestSimRejectsMalformedYAMLNamingFileAndLine(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "sim.yaml")
+	os.WriteFile(file, []byte("deployments:\n  - name: a\n    tpm: 100\n    colour: blue\n"), 0o600)
+	code, _, errs := runArgs(t, "sim", "--deployments", file)
+	if code != 2 || !strings.Contains(errs, file+`:4: unknown field "colour"`) {
+		t.Errorf("exit %d, stderr %q", code, errs)
+	}
+}
+
+func freeAddr(t *testing.T) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+func TestSimServesUntilCancelledAndHidesKeys(t *testing.T) {
+	addr := freeAddr(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	var out, errb bytes.Buffer
+	done := make(chan int)
+	go func() {
+		done <- run(ctx, []string{"sim", "--addr", addr, "--deployment", "gpt4o:60000", "--api-key", "sekrit-key-1"}, &out, &errb)
+	}()
+	var resp *http.Response
+	for i := 0; i < 100; i++ {
+		req, _ := http.NewRequest(http.MethodPost, "http://"+addr+"/openai/deployments/gpt4o/chat/completions?api-version=2024-10-21",
+			strings.NewReader(`{"messages":[{"role":"user","content":"hi"}],"max_tokens":4096}`))
+		req.Header.Set("api-key", "sekrit-key-1")
+		var err error
+		if resp, err = http.DefaultClient.Do(req); err == nil {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if resp == nil {
+		t.Fatal("sim never answered")
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 || resp.Header.Get("x-ratelimit-remaining-tokens") != "55902" {
+		t.Errorf("status %d, remaining %s", resp.StatusCode, resp.Header.Get("x-ratelimit-remaining-tokens"))
+	}
+	cancel()
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Errorf("exit %d after cancel; stderr %s", code, errb.String())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("sim did not stop")
+	}
+	if strings.Contains(errb.String()+out.String(), "sekrit") {
+		t.Errorf("the key reached the output: %s", errb.String())
+	}
+	if !strings.Contains(errb.String(), "/gpt4o (60000 TPM, 360 RPM)") {
+		t.Errorf("start-up line: %s", errb.String())
+	}
+}
+
+func TestDemo(t *testing.T) {
+	code, out, errs := runArgs(t, "demo")
+	if code != 0 {
+		t.Fatalf("demo exit %d: %s", code, errs)
+	}
+	for _, want := range []string{"answer (", "x-ratelimit-remaining-tokens: ", "x-ratelimit-limit-requests: "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("demo output lacks %q:\n%s", want, out)
+		}
+	}
+}
