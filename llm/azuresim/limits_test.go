@@ -7,7 +7,7 @@ import (
 
 // Window arithmetic, at chosen instants rather than the wall clock.
 func TestMeterWindows(t *testing.T) {
-	base := time.Unix(1_800_000_000, 0) // on a minute boundary
+	base := time.Unix(1_800_000_000, 0)   // on a minute boundary
 	m := newMeter(1000, 120, time.Minute) // 2 a second, 20 in ten seconds
 
 	if r := m.check(base, 1000); len(r) != 0 {
