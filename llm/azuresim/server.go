@@ -176,10 +176,11 @@ func (c *call) admit(w http.ResponseWriter, cost int64) (*ticket, bool) {
 }
 
 // finish waits out the simulated generation time, or drops the
-// connection, and settles the ticket. It reports whether to answer.
+// connection, then settles the ticket: the call is complete on the
+// simulated service's side either way. It reports whether to answer.
 func (c *call) finish(w http.ResponseWriter, req *http.Request, t *ticket, prompt, completion int64) bool {
 	s := c.r.sim
-	s.done(t, prompt, completion)
+	defer s.done(t, prompt, completion)
 	if s.chance(c.d.faults.DropRate) {
 		s.mu.Lock()
 		c.d.stats.Dropped++
