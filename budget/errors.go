@@ -1,0 +1,78 @@
+package budget
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Limit names the rule that refused a reservation.
+type Limit string
+
+const (
+	LimitTokens      Limit = "tokens"       // the window's token cap
+	LimitRequests1s  Limit = "requests_1s"  // the 1 s request window
+	LimitRequests10s Limit = "requests_10s" // the 10 s request window
+	LimitBreaker     Limit = "breaker"      // the deployment's breaker is open
+)
+
+// Refusal is the error Reserve returns when the cost does not fit now.
+type Refusal struct {
+	Deployment string
+	Limit      Limit
+	// Wait is how long until the refusing limit has room again (by the
+	// store's clock): the start of its next window, or the breaker's close.
+	Wait time.Duration
+	// TooLarge is set when the cost exceeds the token cap of a whole
+	// window: waiting will not help.
+	TooLarge bool
+}
+
+func (r *Refusal) Error() string {
+	if r.TooLarge {
+		return fmt.Sprintf("budget: %s: the call costs more tokens than one window allows", r.Deployment)
+	}
+	return fmt.Sprintf("budget: %s: %s limit reached; room in %v", r.Deployment, r.Limit, r.Wait.Round(time.Millisecond))
+}
+
+// ErrUnavailable is what every store error wraps when the store cannot be
+// reached or answers too slowly; test with errors.Is. The caller decides
+// whether to wait, fail or fall back; the store never retries in a loop.
+var ErrUnavailable = errors.New("budget store unavailable")
+
+// StoreError means the store could not be reached, or answered too slowly.
+// It wraps ErrUnavailable.
+type StoreError struct {
+	Op  string // reserve, settle, cancel, usage, …
+	Err error
+}
+
+func (e *StoreError) Error() string { return "budget store: " + e.Op + ": " + e.Err.Error() }
+func (e *StoreError) Unwrap() []error {
+	return []error{ErrUnavailable, e.Err}
+}
+
+// NewID returns a fresh reservation id.
+func NewID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:]) // never fails (crypto/rand documents so)
+	return hex.EncodeToString(b[:])
+}
+
+// validate checks the arguments every driver takes.
+func validate(deployment string, cost Cost, lim Limits) error {
+	switch {
+	case deployment == "":
+		return errors.New("budget: reserve: the deployment name is empty")
+	case cost.Tokens < 0 || cost.Requests < 0:
+		return fmt.Errorf("budget: reserve on %s: negative cost %+v", deployment, cost)
+	case lim.Tokens <= 0 || lim.Requests <= 0:
+		return fmt.Errorf("budget: reserve on %s: limits need tokens and requests above zero, got %+v", deployment, lim)
+	}
+	return nil
+}
+
+// Validate checks the arguments of a Reserve call; drivers call it first.
+func Validate(deployment string, cost Cost, lim Limits) error { return validate(deployment, cost, lim) }

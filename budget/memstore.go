@@ -1,0 +1,295 @@
+package budget
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// MemStore keeps the counters in this process: the single-process default,
+// and the store for users without Redis. Its zero value is not usable; call
+// NewMemStore.
+type MemStore struct {
+	opts MemOptions
+
+	mu    sync.Mutex
+	deps  map[string]*memDeployment
+	res   map[string]*memReservation
+	sweep time.Time // next time stale entries are dropped
+}
+
+// MemOptions configure a MemStore. The zero value works.
+type MemOptions struct {
+	Window time.Duration // default DefaultWindow
+	Policy Policy        // default Hold
+	// Now is the clock; default time.Now.
+	Now func() time.Time
+}
+
+type memDeployment struct {
+	tok      tokenWindow // current
+	prev     tokenWindow // the one before, for settles that arrive late
+	w1, c1   int64
+	w10, c10 int64
+
+	eff      int64
+	effUntil time.Time
+	open     time.Time
+	touched  time.Time
+}
+
+type tokenWindow struct {
+	index                   int64
+	reserved, settled, used int64
+}
+
+type memReservation struct {
+	r       Reservation
+	done    bool // settled or cancelled
+	expires time.Time
+}
+
+// NewMemStore returns an empty in-memory store.
+func NewMemStore(o MemOptions) *MemStore {
+	if o.Window < MinWindow {
+		o.Window = DefaultWindow
+	}
+	if o.Policy == "" {
+		o.Policy = Hold
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return &MemStore{opts: o, deps: map[string]*memDeployment{}, res: map[string]*memReservation{}}
+}
+
+func (s *MemStore) Window() time.Duration { return s.opts.Window }
+func (s *MemStore) Close() error          { return nil }
+
+// dep returns the deployment's state with its windows rolled to now.
+func (s *MemStore) dep(name string, now time.Time) *memDeployment {
+	d := s.deps[name]
+	if d == nil {
+		d = &memDeployment{}
+		s.deps[name] = d
+	}
+	wt, w1, w10 := windowLengths(s.opts.Window)
+	ms := now.UnixMilli()
+	if i := ms / wt; i != d.tok.index {
+		if i == d.tok.index+1 {
+			d.prev = d.tok
+		} else {
+			d.prev = tokenWindow{}
+		}
+		d.tok = tokenWindow{index: i}
+	}
+	if i := ms / w1; i != d.w1 {
+		d.w1, d.c1 = i, 0
+	}
+	if i := ms / w10; i != d.w10 {
+		d.w10, d.c10 = i, 0
+	}
+	if !d.effUntil.After(now) {
+		d.eff = 0
+	}
+	d.touched = now
+	return d
+}
+
+func (s *MemStore) Reserve(ctx context.Context, id, deployment string, cost Cost, lim Limits) (Reservation, error) {
+	if err := validate(deployment, cost, lim); err != nil {
+		return Reservation{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return Reservation{}, err
+	}
+	if id == "" {
+		id = NewID()
+	}
+	now := s.opts.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.sweepLocked(now)
+	key := deployment + "\x00" + id
+	if old, ok := s.res[key]; ok {
+		return old.r, nil
+	}
+	d := s.dep(deployment, now)
+	if err := refuse(deployment, d, cost, lim, now, s.opts.Window); err != nil {
+		return Reservation{}, err
+	}
+	d.tok.reserved += cost.Tokens
+	d.c1 += cost.requests()
+	d.c10 += cost.requests()
+	r := Reservation{
+		ID: id, Deployment: deployment, Tokens: cost.Tokens, Requests: cost.requests(),
+		Window: d.tok.index, Window1s: d.w1, Window10s: d.w10, At: now,
+	}
+	s.res[key] = &memReservation{r: r, expires: now.Add(2 * s.opts.Window)}
+	return r, nil
+}
+
+// refuse applies the admission rules the Redis script applies too.
+func refuse(name string, d *memDeployment, cost Cost, lim Limits, now time.Time, window time.Duration) error {
+	wt, w1, w10 := windowLengths(window)
+	ms := now.UnixMilli()
+	if d.open.After(now) {
+		return &Refusal{Deployment: name, Limit: LimitBreaker, Wait: d.open.Sub(now)}
+	}
+	var worst *Refusal
+	consider := func(l Limit, wait int64) {
+		if worst == nil || time.Duration(wait)*time.Millisecond > worst.Wait {
+			worst = &Refusal{Deployment: name, Limit: l, Wait: time.Duration(wait) * time.Millisecond}
+		}
+	}
+	capTokens := lim.TokenCap(d.eff)
+	if cost.Tokens > capTokens {
+		return &Refusal{Deployment: name, Limit: LimitTokens, Wait: time.Duration((d.tok.index+1)*wt-ms) * time.Millisecond, TooLarge: true}
+	}
+	if d.tok.reserved+cost.Tokens > capTokens {
+		consider(LimitTokens, (d.tok.index+1)*wt-ms)
+	}
+	if d.c1+cost.requests() > lim.PerSecond() {
+		consider(LimitRequests1s, (d.w1+1)*w1-ms)
+	}
+	if d.c10+cost.requests() > lim.PerTenSeconds() {
+		consider(LimitRequests10s, (d.w10+1)*w10-ms)
+	}
+	if worst != nil {
+		return worst
+	}
+	return nil
+}
+
+func (s *MemStore) Settle(ctx context.Context, r Reservation, actual int64) error {
+	return s.finish(r, actual, false)
+}
+
+func (s *MemStore) Cancel(ctx context.Context, r Reservation) error {
+	return s.finish(r, 0, true)
+}
+
+func (s *MemStore) finish(r Reservation, actual int64, cancel bool) error {
+	now := s.opts.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	mr, ok := s.res[r.Deployment+"\x00"+r.ID]
+	if !ok || mr.done || !mr.expires.After(now) {
+		return nil
+	}
+	mr.done = true
+	r = mr.r // trust what was recorded, not what the caller holds
+	d := s.dep(r.Deployment, now)
+	w := &d.tok
+	if r.Window != w.index {
+		w = &d.prev
+		if r.Window != w.index {
+			return nil // the window is gone
+		}
+	}
+	if cancel {
+		w.reserved = max(0, w.reserved-r.Tokens)
+		if d.w1 == r.Window1s {
+			d.c1 = max(0, d.c1-r.Requests)
+		}
+		if d.w10 == r.Window10s {
+			d.c10 = max(0, d.c10-r.Requests)
+		}
+		return nil
+	}
+	w.settled += r.Tokens
+	w.used += actual
+	if s.opts.Policy == Refund && actual < r.Tokens {
+		w.reserved = max(0, w.reserved-(r.Tokens-actual))
+	}
+	return nil
+}
+
+func (s *MemStore) SetEffectiveLimit(ctx context.Context, deployment string, tokens int64, ttl time.Duration) error {
+	if tokens <= 0 || ttl <= 0 {
+		return nil
+	}
+	now := s.opts.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	d := s.dep(deployment, now)
+	d.eff, d.effUntil = tokens, now.Add(ttl)
+	return nil
+}
+
+func (s *MemStore) OpenBreaker(ctx context.Context, deployment string, dur time.Duration) (time.Time, error) {
+	now := s.opts.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	d := s.dep(deployment, now)
+	if until := now.Add(dur); until.After(d.open) {
+		d.open = until
+	}
+	if !d.open.After(now) {
+		return time.Time{}, nil
+	}
+	return d.open, nil
+}
+
+func (s *MemStore) Usage(ctx context.Context, deployments ...string) ([]Usage, error) {
+	now := s.opts.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Usage, len(deployments))
+	for i, name := range deployments {
+		u := Usage{Deployment: name, Now: now}
+		if _, ok := s.deps[name]; ok {
+			d := s.dep(name, now)
+			u.Window = d.tok.index
+			u.Reserved, u.Settled, u.Used = d.tok.reserved, d.tok.settled, d.tok.used
+			u.Requests1s, u.Requests10s = d.c1, d.c10
+			u.EffectiveLimit = d.eff
+			if d.open.After(now) {
+				u.OpenUntil = d.open
+			}
+		} else {
+			u.Window = now.UnixMilli() / s.opts.Window.Milliseconds()
+		}
+		out[i] = u
+	}
+	return out, nil
+}
+
+// Footprint counts the entries held for a deployment after dropping what
+// has expired: zero once it has been idle for two windows.
+func (s *MemStore) Footprint(deployment string) int {
+	now := s.opts.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.sweep = time.Time{}
+	s.sweepLocked(now)
+	n := 0
+	if _, ok := s.deps[deployment]; ok {
+		n++
+	}
+	for _, r := range s.res {
+		if r.r.Deployment == deployment {
+			n++
+		}
+	}
+	return n
+}
+
+// sweepLocked drops reservations and deployments untouched for two windows,
+// at most once a window, as Redis expires its keys.
+func (s *MemStore) sweepLocked(now time.Time) {
+	if now.Before(s.sweep) {
+		return
+	}
+	s.sweep = now.Add(s.opts.Window)
+	for k, r := range s.res {
+		if !r.expires.After(now) {
+			delete(s.res, k)
+		}
+	}
+	for k, d := range s.deps {
+		if now.Sub(d.touched) >= 2*s.opts.Window && !d.open.After(now) && !d.effUntil.After(now) {
+			delete(s.deps, k)
+		}
+	}
+}

@@ -1,0 +1,317 @@
+// Package redisstore keeps the budget's counters in Redis, shared by every
+// process of a fleet.
+//
+// Each reservation is one Lua script and one round trip; windows come from
+// Redis TIME, never from a container's clock; every key of a deployment
+// shares one hash tag, so the store works unchanged on Redis Cluster; every
+// key expires within two windows, so a container that dies mid-call leaks
+// nothing past that; and reservations are idempotent by id, so a command
+// re-sent after a read timeout never charges twice.
+package redisstore
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/headroom-agent/headroom/budget"
+)
+
+var (
+	//go:embed reserve.lua
+	reserveSrc string
+	//go:embed finish.lua
+	finishSrc string
+	//go:embed usage.lua
+	usageSrc string
+	//go:embed breaker.lua
+	breakerSrc string
+
+	reserveScript = redis.NewScript(reserveSrc)
+	finishScript  = redis.NewScript(finishSrc)
+	usageScript   = redis.NewScript(usageSrc)
+	breakerScript = redis.NewScript(breakerSrc)
+)
+
+// ReserveScript is the reservation script's source, for driving it with
+// other tools (redis-benchmark) side by side with this client.
+func ReserveScript() string { return reserveSrc }
+
+// Options configure a Store. The zero value works with Client set.
+type Options struct {
+	// Client is the connection; see Dial for one with the right timeouts.
+	Client redis.UniversalClient
+	// Prefix namespaces the keys (default "hr"), so several fleets or
+	// tests can share one server.
+	Prefix string
+	Window time.Duration // default budget.DefaultWindow
+	Policy budget.Policy // default budget.Hold
+}
+
+// Store is the Redis driver of budget.Store.
+type Store struct {
+	rdb    redis.UniversalClient
+	prefix string
+	window time.Duration
+	policy budget.Policy
+}
+
+var _ budget.Store = (*Store)(nil)
+
+// DefaultTimeout bounds every call to Redis: a budget that cannot answer
+// in this long is treated as unavailable rather than waited on.
+const DefaultTimeout = 300 * time.Millisecond
+
+// Dial connects to the Redis at url (redis://host:port/db) with settings
+// fit for a budget: short timeouts that honour the context, one re-send
+// (safe: every script is idempotent) and no dial retry storm.
+func Dial(url string, poolSize int) (redis.UniversalClient, error) {
+	o, err := redis.ParseURL(url)
+	if err != nil {
+		return nil, fmt.Errorf("redis url %q: %w", redactURL(url), err)
+	}
+	o.DialTimeout = DefaultTimeout
+	o.ReadTimeout = DefaultTimeout
+	o.WriteTimeout = DefaultTimeout
+	o.PoolTimeout = DefaultTimeout
+	o.ContextTimeoutEnabled = true
+	o.MaxRetries = 1
+	o.DialerRetries = 1
+	if poolSize > 0 {
+		o.PoolSize = poolSize
+	}
+	return redis.NewClient(o), nil
+}
+
+// redactURL drops a password from a Redis URL before it is shown.
+func redactURL(u string) string {
+	at := strings.LastIndex(u, "@")
+	scheme := strings.Index(u, "://")
+	if at < 0 || scheme < 0 || at < scheme {
+		return u
+	}
+	return u[:scheme+3] + "…" + u[at:]
+}
+
+// New returns a Store on o.Client and loads its scripts.
+func New(ctx context.Context, o Options) (*Store, error) {
+	if o.Client == nil {
+		return nil, errors.New("redisstore: Options.Client is nil")
+	}
+	s := &Store{rdb: o.Client, prefix: o.Prefix, window: o.Window, policy: o.Policy}
+	if s.prefix == "" {
+		s.prefix = "hr"
+	}
+	if s.window == 0 {
+		s.window = budget.DefaultWindow
+	}
+	if s.window < budget.MinWindow {
+		return nil, fmt.Errorf("redisstore: window %v is under the minimum %v", s.window, budget.MinWindow)
+	}
+	if s.policy == "" {
+		s.policy = budget.Hold
+	}
+	if err := s.load(ctx); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Store) load(ctx context.Context) error {
+	for _, sc := range []*redis.Script{reserveScript, finishScript, usageScript, breakerScript} {
+		if err := sc.Load(ctx, s.rdb).Err(); err != nil {
+			return wrap(ctx, "load scripts", err)
+		}
+	}
+	return nil
+}
+
+func (s *Store) Window() time.Duration { return s.window }
+
+// Close closes the client.
+func (s *Store) Close() error { return s.rdb.Close() }
+
+// keys of one deployment, all under one hash tag.
+func (s *Store) tag(deployment string) string {
+	return "{" + s.prefix + ":" + deployment + "}"
+}
+
+func (s *Store) Reserve(ctx context.Context, id, deployment string, cost budget.Cost, lim budget.Limits) (budget.Reservation, error) {
+	if err := budget.Validate(deployment, cost, lim); err != nil {
+		return budget.Reservation{}, err
+	}
+	if id == "" {
+		id = budget.NewID()
+	}
+	margin := lim.Margin
+	if margin <= 0 || margin > 1 {
+		margin = budget.DefaultMargin
+	}
+	tag := s.tag(deployment)
+	v, err := reserveScript.Run(ctx, s.rdb,
+		[]string{tag + ":w", tag + ":r:" + id, tag + ":eff", tag + ":open"},
+		cost.Tokens, max(1, cost.Requests), lim.Tokens, lim.Requests,
+		strconv.FormatFloat(margin, 'f', -1, 64), s.window.Milliseconds(),
+	).Slice()
+	if err != nil {
+		return budget.Reservation{}, wrap(ctx, "reserve", err)
+	}
+	if len(v) < 4 {
+		return budget.Reservation{}, fmt.Errorf("redisstore: reserve: unexpected reply %v", v)
+	}
+	if num(v[0]) == 0 {
+		limit, _ := v[1].(string)
+		return budget.Reservation{}, &budget.Refusal{
+			Deployment: deployment,
+			Limit:      budget.Limit(limit),
+			Wait:       time.Duration(num(v[2])) * time.Millisecond,
+			TooLarge:   num(v[3]) == 1,
+		}
+	}
+	if len(v) < 7 {
+		return budget.Reservation{}, fmt.Errorf("redisstore: reserve: unexpected reply %v", v)
+	}
+	return budget.Reservation{
+		ID: id, Deployment: deployment,
+		Window: num(v[1]), Window1s: num(v[2]), Window10s: num(v[3]),
+		Tokens: num(v[4]), Requests: num(v[5]),
+		At: time.UnixMilli(num(v[6])),
+	}, nil
+}
+
+func (s *Store) Settle(ctx context.Context, r budget.Reservation, actual int64) error {
+	return s.finish(ctx, "settle", r, actual, "0")
+}
+
+func (s *Store) Cancel(ctx context.Context, r budget.Reservation) error {
+	return s.finish(ctx, "cancel", r, 0, "1")
+}
+
+func (s *Store) finish(ctx context.Context, op string, r budget.Reservation, actual int64, cancel string) error {
+	if r.ID == "" || r.Deployment == "" {
+		return fmt.Errorf("redisstore: %s: the reservation has no id or deployment", op)
+	}
+	tag := s.tag(r.Deployment)
+	err := finishScript.Run(ctx, s.rdb, []string{tag + ":w", tag + ":r:" + r.ID}, max(0, actual), string(s.policy), cancel).Err()
+	return wrap(ctx, op, err)
+}
+
+func (s *Store) SetEffectiveLimit(ctx context.Context, deployment string, tokens int64, ttl time.Duration) error {
+	if tokens <= 0 || ttl <= 0 {
+		return nil
+	}
+	return wrap(ctx, "set effective limit", s.rdb.Set(ctx, s.tag(deployment)+":eff", tokens, ttl).Err())
+}
+
+func (s *Store) OpenBreaker(ctx context.Context, deployment string, d time.Duration) (time.Time, error) {
+	v, err := breakerScript.Run(ctx, s.rdb, []string{s.tag(deployment) + ":open"}, max(0, d.Milliseconds())).Int64()
+	if err != nil {
+		return time.Time{}, wrap(ctx, "open breaker", err)
+	}
+	return time.UnixMilli(v), nil
+}
+
+// Usage runs the read script for every deployment in one pipeline: one
+// round trip (one per node on a cluster).
+func (s *Store) Usage(ctx context.Context, deployments ...string) ([]budget.Usage, error) {
+	if len(deployments) == 0 {
+		return nil, nil
+	}
+	run := func() ([]*redis.Cmd, error) {
+		cmds := make([]*redis.Cmd, len(deployments))
+		_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for i, d := range deployments {
+				tag := s.tag(d)
+				cmds[i] = usageScript.EvalSha(ctx, p, []string{tag + ":w", tag + ":eff", tag + ":open"}, s.window.Milliseconds())
+			}
+			return nil
+		})
+		return cmds, err
+	}
+	cmds, err := run()
+	if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
+		// A pipeline cannot fall back to EVAL: the server lost its script
+		// cache (restart, SCRIPT FLUSH). Load and try once more.
+		if err = s.load(ctx); err == nil {
+			cmds, err = run()
+		}
+	}
+	if err != nil {
+		return nil, wrap(ctx, "usage", err)
+	}
+	out := make([]budget.Usage, len(deployments))
+	for i, c := range cmds {
+		v, err := c.Slice()
+		if err != nil || len(v) < 9 {
+			return nil, wrap(ctx, "usage", fmt.Errorf("unexpected reply %v: %v", v, err))
+		}
+		u := budget.Usage{
+			Deployment: deployments[i],
+			Now:        time.UnixMilli(num(v[0])),
+			Window:     num(v[1]),
+			Reserved:   num(v[2]), Settled: num(v[3]), Used: num(v[4]),
+			Requests1s: num(v[5]), Requests10s: num(v[6]),
+			EffectiveLimit: num(v[7]),
+		}
+		if open := num(v[8]); open > 0 {
+			u.OpenUntil = time.UnixMilli(open)
+		}
+		out[i] = u
+	}
+	return out, nil
+}
+
+// Footprint counts the keys a deployment holds; zero once it has been idle
+// for two windows.
+func (s *Store) Footprint(ctx context.Context, deployment string) (int, error) {
+	n := 0
+	iter := s.rdb.Scan(ctx, 0, s.tag(deployment)+"*", 1000).Iterator()
+	for iter.Next(ctx) {
+		n++
+	}
+	return n, wrap(ctx, "scan", iter.Err())
+}
+
+func num(v any) int64 {
+	switch x := v.(type) {
+	case int64:
+		return x
+	case string:
+		n, _ := strconv.ParseInt(x, 10, 64)
+		return n
+	}
+	return 0
+}
+
+// wrap turns errors that mean "the store is not there" into a
+// *budget.StoreError; the end of the caller's own context is not the
+// store's fault and passes through as it is.
+func wrap(ctx context.Context, op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if ctx.Err() != nil {
+		return fmt.Errorf("redisstore: %s: %w", op, ctx.Err())
+	}
+	var re redis.Error
+	if errors.As(err, &re) && !transient(re.Error()) {
+		return fmt.Errorf("redisstore: %s: %w", op, err)
+	}
+	return &budget.StoreError{Op: op, Err: err}
+}
+
+// transient server replies mean the server cannot serve now.
+func transient(msg string) bool {
+	for _, p := range []string{"LOADING", "BUSY", "MASTERDOWN", "CLUSTERDOWN", "TRYAGAIN", "READONLY", "NOREPLICAS"} {
+		if strings.HasPrefix(msg, p) {
+			return true
+		}
+	}
+	return false
+}

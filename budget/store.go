@@ -1,0 +1,146 @@
+// Package budget spends Azure OpenAI allowances on purpose: it reserves each
+// call's pessimistic cost before the call is sent, settles it afterwards, and
+// shares the count with every other process of the fleet.
+//
+// A Store holds one deployment's counters: tokens per window, requests per
+// 1 s and 10 s, and the state other processes must see (the effective token
+// limit read from Azure's headers, and a circuit breaker's open-until time).
+// NewMemStore keeps them in this process; budget/redisstore keeps them in
+// Redis for a fleet. Both pass the same conformance suite, budget/storetest.
+package budget
+
+import (
+	"context"
+	"time"
+)
+
+// Store is the shared reservation store. Every method is safe for
+// concurrent use.
+type Store interface {
+	// Reserve charges cost to the deployment's current windows, all of it
+	// or none. On refusal the error is a *Refusal that says which limit
+	// refused and when room frees. id makes the call idempotent: a second
+	// Reserve with the same id returns the first one's reservation without
+	// charging again. An empty id is replaced by a fresh one.
+	Reserve(ctx context.Context, id, deployment string, cost Cost, lim Limits) (Reservation, error)
+	// Settle records what the call really used, against the window it was
+	// charged to. Under the Refund policy the unused part is given back.
+	// Settling twice, or after Cancel, does nothing.
+	Settle(ctx context.Context, r Reservation, actualTokens int64) error
+	// Cancel gives back everything a reservation charged: the call was
+	// never sent. It does nothing after Settle or a first Cancel.
+	Cancel(ctx context.Context, r Reservation) error
+
+	// SetEffectiveLimit records a token limit observed from a response,
+	// valid for ttl; reservations use the lower of it and the configured one.
+	SetEffectiveLimit(ctx context.Context, deployment string, tokens int64, ttl time.Duration) error
+	// OpenBreaker refuses reservations on the deployment for d (keeping a
+	// later open-until already set), and returns the open-until time.
+	OpenBreaker(ctx context.Context, deployment string, d time.Duration) (time.Time, error)
+	// Usage reads the state of many deployments in one round trip.
+	Usage(ctx context.Context, deployments ...string) ([]Usage, error)
+
+	// Window is the length of the token window.
+	Window() time.Duration
+	Close() error
+}
+
+// Cost is what one call charges.
+type Cost struct {
+	Tokens   int64
+	Requests int64 // 0 counts as 1
+}
+
+func (c Cost) requests() int64 { return max(1, c.Requests) }
+
+// Limits are a deployment's configured limits.
+type Limits struct {
+	// Tokens per window (TPM with the default one-minute window).
+	Tokens int64
+	// Requests per window (RPM); the 1 s and 10 s windows allow
+	// Requests/60 and Requests/6, at least one each, as Azure does.
+	Requests int64
+	// Margin is the share of the token limit reservations may use; Azure's
+	// own estimate is approximate. 0 means DefaultMargin.
+	Margin float64
+}
+
+// DefaultMargin keeps 15% of each token limit back for the difference
+// between our estimate and Azure's.
+const DefaultMargin = 0.85
+
+// TokenCap is the most tokens reservations may hold in one window, given
+// an effective limit observed from headers (0 when there is none).
+func (l Limits) TokenCap(effective int64) int64 {
+	lim := l.Tokens
+	if effective > 0 && effective < lim {
+		lim = effective
+	}
+	m := l.Margin
+	if m <= 0 || m > 1 {
+		m = DefaultMargin
+	}
+	return int64(float64(lim) * m)
+}
+
+// PerSecond and PerTenSeconds are the request windows' limits.
+func (l Limits) PerSecond() int64     { return max(1, l.Requests/60) }
+func (l Limits) PerTenSeconds() int64 { return max(1, l.Requests/6) }
+
+// Reservation is an admitted charge: what it charged and to which windows.
+// Windows are numbered from the Unix epoch in units of their length, by
+// the store's clock (Redis TIME for the Redis store).
+type Reservation struct {
+	ID         string
+	Deployment string
+	Tokens     int64
+	Requests   int64
+	Window     int64 // token window
+	Window1s   int64 // 1 s request window (scaled with the token window)
+	Window10s  int64 // 10 s request window
+	// At is the store's clock when the reservation was made.
+	At time.Time
+}
+
+// Usage is one deployment's state at one instant of the store's clock.
+type Usage struct {
+	Deployment string
+	Now        time.Time
+	Window     int64
+	// Reserved is the tokens held in the current window; Settled is the
+	// part of that whose calls completed and Used what those calls really
+	// used (Settled/Used is the reservation error).
+	Reserved int64
+	Settled  int64
+	Used     int64
+	// Requests in the current 1 s and 10 s windows.
+	Requests1s  int64
+	Requests10s int64
+	// EffectiveLimit is the token limit last observed from headers, or 0.
+	EffectiveLimit int64
+	// OpenUntil is when the breaker closes; zero when it is closed.
+	OpenUntil time.Time
+}
+
+// Policy is what Settle does with the unused part of an estimate.
+type Policy string
+
+const (
+	// Hold keeps the pessimistic charge for the whole window: nothing says
+	// Azure gives unused estimate back inside the minute.
+	Hold Policy = "hold"
+	// Refund gives the unused part back to the window it was charged to.
+	Refund Policy = "refund"
+)
+
+// DefaultWindow is Azure's token window.
+const DefaultWindow = time.Minute
+
+// MinWindow keeps the 1 s request window at one millisecond or more.
+const MinWindow = 60 * time.Millisecond
+
+// windowLengths returns the token, 1 s and 10 s window lengths in ms.
+func windowLengths(w time.Duration) (tokens, oneSec, tenSec int64) {
+	ms := w.Milliseconds()
+	return ms, ms / 60, ms / 6
+}

@@ -1,0 +1,468 @@
+// Package storetest is the conformance suite every budget.Store driver must
+// pass. A driver's test calls RunConformanceTests with a Harness that makes
+// its stores.
+//
+// The suite runs against real time (a Redis store takes its clock from the
+// server), so it waits for window boundaries; windows are compressed to keep
+// that short.
+package storetest
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/headroom-agent/headroom/budget"
+)
+
+// Harness makes stores for the suite.
+type Harness interface {
+	// MakeStore returns a store with the given window and policy and a
+	// namespace of its own, closed when the test ends.
+	MakeStore(t *testing.T, window time.Duration, policy budget.Policy) budget.Store
+	// Reopen returns another handle on the state s holds, as a second
+	// process would have.
+	Reopen(t *testing.T, s budget.Store) budget.Store
+	// Footprint counts what the store keeps for deployment.
+	Footprint(t *testing.T, s budget.Store, deployment string) int
+}
+
+// RunConformanceTests runs the suite; its subtests run in parallel.
+func RunConformanceTests(t *testing.T, h Harness) {
+	tests := []struct {
+		name string
+		fn   func(*testing.T, Harness)
+	}{
+		{"TokensAtAndPastTheCap", testTokens},
+		{"OneSecondWindow", testOneSecond},
+		{"TenSecondWindow", testTenSeconds},
+		{"WindowRollOver", testRollOver},
+		{"HoldKeepsTheCharge", testHold},
+		{"RefundGivesBackTheUnused", testRefund},
+		{"SettleGoesToTheReservedWindow", testSettleAcrossBoundary},
+		{"Cancel", testCancel},
+		{"IdempotentByID", testIdempotent},
+		{"KeysExpireWithinTwoWindows", testExpiry},
+		{"EffectiveLimitIsShared", testEffectiveLimit},
+		{"BreakerIsShared", testBreaker},
+		{"UsageOfManyDeployments", testUsage},
+		{"BadArguments", testBadArguments},
+		{"ConcurrentReservationsNeverOverspend", testConcurrent},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			tc.fn(t, h)
+		})
+	}
+}
+
+var bg = context.Background()
+
+// untilBoundary sleeps until just after the next multiple of d.
+func untilBoundary(d time.Duration) {
+	now := time.Now().UnixNano()
+	next := (now/int64(d) + 1) * int64(d)
+	time.Sleep(time.Duration(next-now) + 3*time.Millisecond)
+}
+
+// clearOf waits out the current window of length d when less than need is
+// left of it.
+func clearOf(d, need time.Duration) {
+	now := time.Now().UnixNano()
+	if left := time.Duration((now/int64(d)+1)*int64(d) - now); left < need {
+		time.Sleep(left + 3*time.Millisecond)
+	}
+}
+
+func reserve(t *testing.T, s budget.Store, dep string, tokens int64, lim budget.Limits) budget.Reservation {
+	t.Helper()
+	r, err := s.Reserve(bg, "", dep, budget.Cost{Tokens: tokens}, lim)
+	if err != nil {
+		t.Fatalf("Reserve(%d tokens) = %v, want admitted", tokens, err)
+	}
+	if r.Tokens != tokens || r.Requests != 1 || r.ID == "" || r.Deployment != dep {
+		t.Fatalf("reservation %+v", r)
+	}
+	return r
+}
+
+func refused(t *testing.T, s budget.Store, dep string, tokens int64, lim budget.Limits, want budget.Limit) *budget.Refusal {
+	t.Helper()
+	_, err := s.Reserve(bg, "", dep, budget.Cost{Tokens: tokens}, lim)
+	var ref *budget.Refusal
+	if !errors.As(err, &ref) || ref.Limit != want {
+		t.Fatalf("Reserve(%d tokens) = %v, want a %s refusal", tokens, err, want)
+	}
+	if ref.Deployment != dep || ref.Wait <= 0 {
+		t.Fatalf("refusal %+v", ref)
+	}
+	return ref
+}
+
+func usage(t *testing.T, s budget.Store, dep string) budget.Usage {
+	t.Helper()
+	u, err := s.Usage(bg, dep)
+	if err != nil || len(u) != 1 {
+		t.Fatalf("Usage(%s) = %v, %v", dep, u, err)
+	}
+	return u[0]
+}
+
+// wide has request limits that never bind: 60,000 a minute.
+func wide(tokens int64, margin float64) budget.Limits {
+	return budget.Limits{Tokens: tokens, Requests: 60000, Margin: margin}
+}
+
+func testTokens(t *testing.T, h Harness) {
+	s := h.MakeStore(t, time.Minute, budget.Hold)
+	lim := wide(1000, 0.5) // a cap of 500
+	clearOf(time.Minute, 5*time.Second)
+	reserve(t, s, "d", 300, lim)
+	reserve(t, s, "d", 200, lim) // exactly the cap
+	ref := refused(t, s, "d", 1, lim, budget.LimitTokens)
+	if ref.Wait > time.Minute || ref.TooLarge {
+		t.Errorf("one past the cap: %+v", ref)
+	}
+	ref = refused(t, s, "other", 501, lim, budget.LimitTokens)
+	if !ref.TooLarge {
+		t.Errorf("more than a whole window's cap is not marked too large: %+v", ref)
+	}
+	if u := usage(t, s, "d"); u.Reserved != 500 || u.Requests10s != 2 {
+		t.Errorf("usage %+v", u)
+	}
+	// The default margin applies when none is given.
+	reserve(t, s, "m", 850, budget.Limits{Tokens: 1000, Requests: 60000})
+	refused(t, s, "m", 1, budget.Limits{Tokens: 1000, Requests: 60000}, budget.LimitTokens)
+}
+
+func testOneSecond(t *testing.T, h Harness) {
+	s := h.MakeStore(t, time.Minute, budget.Hold)
+	lim := budget.Limits{Tokens: 1 << 30, Requests: 120} // 2 a second, 20 in ten
+	untilBoundary(time.Second)
+	reserve(t, s, "d", 1, lim)
+	reserve(t, s, "d", 1, lim)
+	ref := refused(t, s, "d", 1, lim, budget.LimitRequests1s)
+	if ref.Wait > time.Second {
+		t.Errorf("the 1 s window frees within a second: %+v", ref)
+	}
+	u := usage(t, s, "d")
+	if u.Requests1s != 2 || u.Requests10s != 2 {
+		t.Errorf("usage %+v", u)
+	}
+}
+
+func testTenSeconds(t *testing.T, h Harness) {
+	// A 6 s window makes the request windows 100 ms and 1 s. 6 a window:
+	// one per 100 ms, but also only one per second.
+	s := h.MakeStore(t, 6*time.Second, budget.Hold)
+	lim := budget.Limits{Tokens: 1 << 30, Requests: 6}
+	untilBoundary(time.Second)
+	reserve(t, s, "d", 1, lim)
+	untilBoundary(100 * time.Millisecond)
+	ref := refused(t, s, "d", 1, lim, budget.LimitRequests10s)
+	if ref.Wait <= 100*time.Millisecond || ref.Wait > time.Second {
+		t.Errorf("the scaled 10 s window frees at its end: %+v", ref)
+	}
+}
+
+func testRollOver(t *testing.T, h Harness) {
+	w := 600 * time.Millisecond
+	s := h.MakeStore(t, w, budget.Hold)
+	lim := wide(100, 1)
+	clearOf(w, 150*time.Millisecond)
+	first := reserve(t, s, "d", 100, lim)
+	ref := refused(t, s, "d", 10, lim, budget.LimitTokens)
+	time.Sleep(ref.Wait + 3*time.Millisecond)
+	next := reserve(t, s, "d", 100, lim)
+	if next.Window != first.Window+1 {
+		t.Errorf("after waiting the refusal's wait: window %d, want %d", next.Window, first.Window+1)
+	}
+}
+
+func testHold(t *testing.T, h Harness) {
+	w := 3 * time.Second
+	s := h.MakeStore(t, w, budget.Hold)
+	clearOf(w, time.Second)
+	r := reserve(t, s, "d", 80, wide(100, 1))
+	if err := s.Settle(bg, r, 10); err != nil {
+		t.Fatal(err)
+	}
+	if u := usage(t, s, "d"); u.Reserved != 80 || u.Settled != 80 || u.Used != 10 {
+		t.Errorf("hold: %+v, want 80 reserved, 80 settled, 10 used", u)
+	}
+	refused(t, s, "d", 21, wide(100, 1), budget.LimitTokens)
+}
+
+func testRefund(t *testing.T, h Harness) {
+	w := 3 * time.Second
+	s := h.MakeStore(t, w, budget.Refund)
+	clearOf(w, time.Second)
+	r := reserve(t, s, "d", 80, wide(100, 1))
+	if err := s.Settle(bg, r, 10); err != nil {
+		t.Fatal(err)
+	}
+	if u := usage(t, s, "d"); u.Reserved != 10 || u.Settled != 80 || u.Used != 10 {
+		t.Errorf("refund: %+v, want 10 reserved, 80 settled, 10 used", u)
+	}
+	reserve(t, s, "d", 90, wide(100, 1))
+	// Using more than reserved takes nothing more: the charge was the estimate.
+	r2 := reserve(t, s, "e", 50, wide(100, 1))
+	if err := s.Settle(bg, r2, 70); err != nil {
+		t.Fatal(err)
+	}
+	if u := usage(t, s, "e"); u.Reserved != 50 || u.Used != 70 {
+		t.Errorf("settling above the estimate: %+v", u)
+	}
+}
+
+func testSettleAcrossBoundary(t *testing.T, h Harness) {
+	w := 600 * time.Millisecond
+	s := h.MakeStore(t, w, budget.Refund)
+	lim := wide(100, 1)
+	clearOf(w, 200*time.Millisecond)
+	old := reserve(t, s, "d", 80, lim)
+	untilBoundary(w)
+	cur := reserve(t, s, "d", 50, lim)
+	if cur.Window != old.Window+1 {
+		t.Fatalf("windows %d then %d", old.Window, cur.Window)
+	}
+	if err := s.Settle(bg, old, 10); err != nil {
+		t.Fatal(err)
+	}
+	// The refund went to the old window: the current one is untouched.
+	if u := usage(t, s, "d"); u.Reserved != 50 || u.Settled != 0 || u.Used != 0 {
+		t.Errorf("current window after settling an old reservation: %+v", u)
+	}
+	if err := s.Cancel(bg, cur); err != nil {
+		t.Fatal(err)
+	}
+	if u := usage(t, s, "d"); u.Reserved != 0 {
+		t.Errorf("after cancel: %+v", u)
+	}
+}
+
+func testCancel(t *testing.T, h Harness) {
+	w := 3 * time.Second
+	s := h.MakeStore(t, w, budget.Hold)
+	clearOf(w, time.Second)
+	lim := budget.Limits{Tokens: 100, Requests: 60000, Margin: 1}
+	keep := reserve(t, s, "d", 20, lim)
+	r := reserve(t, s, "d", 80, lim)
+	if err := s.Cancel(bg, r); err != nil {
+		t.Fatal(err)
+	}
+	u := usage(t, s, "d")
+	if u.Reserved != 20 || u.Requests10s != 1 {
+		t.Errorf("after cancel: %+v, want 20 tokens and 1 request", u)
+	}
+	// A second cancel, or a settle after it, changes nothing.
+	if err := s.Cancel(bg, r); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Settle(bg, r, 5); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Settle(bg, keep, 5); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Cancel(bg, keep); err != nil { // cancel after settle: nothing
+		t.Fatal(err)
+	}
+	if u := usage(t, s, "d"); u.Reserved != 20 || u.Used != 5 || u.Settled != 20 {
+		t.Errorf("after repeated settle and cancel: %+v", u)
+	}
+}
+
+func testIdempotent(t *testing.T, h Harness) {
+	w := 3 * time.Second
+	s := h.MakeStore(t, w, budget.Hold)
+	clearOf(w, time.Second)
+	lim := wide(100, 1)
+	id := budget.NewID()
+	a, err := s.Reserve(bg, id, "d", budget.Cost{Tokens: 60}, lim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A resend, as a client re-sends a command after a read timeout.
+	b, err := s.Reserve(bg, id, "d", budget.Cost{Tokens: 60}, lim)
+	if err != nil {
+		t.Fatalf("resend refused: %v", err)
+	}
+	if a.ID != b.ID || a.Window != b.Window || a.Tokens != b.Tokens {
+		t.Errorf("resend returned %+v, first %+v", b, a)
+	}
+	u := usage(t, s, "d")
+	if u.Reserved != 60 || u.Requests10s != 1 {
+		t.Errorf("after a resend: %+v, want one charge", u)
+	}
+	for range 2 {
+		if err := s.Settle(bg, a, 7); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if u := usage(t, s, "d"); u.Used != 7 || u.Settled != 60 {
+		t.Errorf("settled twice: %+v", u)
+	}
+	// Another handle (another process) sees the same reservation.
+	other := h.Reopen(t, s)
+	c, err := other.Reserve(bg, id, "d", budget.Cost{Tokens: 60}, lim)
+	if err != nil || c.Window != a.Window {
+		t.Errorf("resend through another handle: %+v, %v", c, err)
+	}
+}
+
+func testExpiry(t *testing.T, h Harness) {
+	w := 300 * time.Millisecond
+	s := h.MakeStore(t, w, budget.Hold)
+	lim := wide(1000, 1)
+	settled := reserve(t, s, "d", 10, lim)
+	if err := s.Settle(bg, settled, 5); err != nil {
+		t.Fatal(err)
+	}
+	reserve(t, s, "d", 10, lim) // never settled: its process died
+	if n := h.Footprint(t, s, "d"); n == 0 {
+		t.Fatal("nothing stored for a deployment with reservations")
+	}
+	time.Sleep(2*w + 50*time.Millisecond)
+	if n := h.Footprint(t, s, "d"); n != 0 {
+		t.Errorf("%d entries left two windows later", n)
+	}
+	if u := usage(t, s, "d"); u.Reserved != 0 {
+		t.Errorf("usage after expiry: %+v", u)
+	}
+}
+
+func testEffectiveLimit(t *testing.T, h Harness) {
+	w := 3 * time.Second
+	a := h.MakeStore(t, w, budget.Hold)
+	b := h.Reopen(t, a)
+	lim := wide(1000, 1)
+	clearOf(w, time.Second)
+	if err := a.SetEffectiveLimit(bg, "d", 500, 400*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	if u := usage(t, b, "d"); u.EffectiveLimit != 500 {
+		t.Errorf("the other process sees effective limit %d", u.EffectiveLimit)
+	}
+	refused(t, b, "d", 600, lim, budget.LimitTokens)
+	reserve(t, b, "d", 500, lim)
+	// A limit above the configured one does not raise it.
+	if err := a.SetEffectiveLimit(bg, "e", 5000, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	refused(t, b, "e", 1001, lim, budget.LimitTokens)
+	time.Sleep(450 * time.Millisecond)
+	clearOf(w, time.Second)
+	if u := usage(t, b, "d"); u.EffectiveLimit != 0 {
+		t.Errorf("effective limit %d after its ttl", u.EffectiveLimit)
+	}
+}
+
+func testBreaker(t *testing.T, h Harness) {
+	a := h.MakeStore(t, time.Minute, budget.Hold)
+	b := h.Reopen(t, a)
+	lim := wide(1000, 1)
+	until, err := a.OpenBreaker(bg, "d", 400*time.Millisecond)
+	if err != nil || until.IsZero() {
+		t.Fatalf("OpenBreaker = %v, %v", until, err)
+	}
+	// A shorter opening does not close it earlier.
+	if u2, err := b.OpenBreaker(bg, "d", 10*time.Millisecond); err != nil || u2.Before(until) {
+		t.Errorf("a shorter opening moved open-until from %v to %v (%v)", until, u2, err)
+	}
+	ref := refused(t, b, "d", 1, lim, budget.LimitBreaker)
+	if ref.Wait > 400*time.Millisecond {
+		t.Errorf("breaker wait %v", ref.Wait)
+	}
+	if u := usage(t, b, "d"); !u.OpenUntil.Equal(until) {
+		t.Errorf("open-until seen by the other process: %v, want %v", u.OpenUntil, until)
+	}
+	time.Sleep(ref.Wait + 5*time.Millisecond)
+	reserve(t, b, "d", 1, lim)
+	if u := usage(t, a, "d"); !u.OpenUntil.IsZero() {
+		t.Errorf("open-until after closing: %v", u.OpenUntil)
+	}
+}
+
+func testUsage(t *testing.T, h Harness) {
+	w := 3 * time.Second
+	s := h.MakeStore(t, w, budget.Hold)
+	clearOf(w, time.Second)
+	lim := wide(1000, 1)
+	reserve(t, s, "a", 100, lim)
+	reserve(t, s, "b", 200, lim)
+	reserve(t, s, "b", 300, lim)
+	us, err := s.Usage(bg, "a", "b", "never-used")
+	if err != nil || len(us) != 3 {
+		t.Fatalf("Usage = %v, %v", us, err)
+	}
+	if us[0].Deployment != "a" || us[0].Reserved != 100 || us[1].Reserved != 500 || us[1].Requests1s != 2 || us[2].Reserved != 0 {
+		t.Errorf("usage %+v", us)
+	}
+	if us[0].Now.IsZero() || us[0].Window != us[1].Window || us[2].Window != us[0].Window {
+		t.Errorf("one instant, one window: %+v", us)
+	}
+}
+
+func testBadArguments(t *testing.T, h Harness) {
+	s := h.MakeStore(t, time.Minute, budget.Hold)
+	for _, c := range []struct {
+		dep  string
+		cost budget.Cost
+		lim  budget.Limits
+	}{
+		{"", budget.Cost{Tokens: 1}, wide(10, 1)},
+		{"d", budget.Cost{Tokens: -1}, wide(10, 1)},
+		{"d", budget.Cost{Tokens: 1}, budget.Limits{Requests: 10}},
+		{"d", budget.Cost{Tokens: 1}, budget.Limits{Tokens: 10}},
+	} {
+		_, err := s.Reserve(bg, "", c.dep, c.cost, c.lim)
+		var ref *budget.Refusal
+		if err == nil || errors.As(err, &ref) || errors.Is(err, budget.ErrUnavailable) {
+			t.Errorf("Reserve(%q, %+v, %+v) = %v, want an argument error", c.dep, c.cost, c.lim, err)
+		}
+	}
+	ctx, cancel := context.WithCancel(bg)
+	cancel()
+	if _, err := s.Reserve(ctx, "", "d", budget.Cost{Tokens: 1}, wide(10, 1)); !errors.Is(err, context.Canceled) {
+		t.Errorf("Reserve with a cancelled context = %v", err)
+	}
+}
+
+func testConcurrent(t *testing.T, h Harness) {
+	w := 3 * time.Second
+	s := h.MakeStore(t, w, budget.Hold)
+	lim := budget.Limits{Tokens: 10000, Requests: 60000, Margin: 0.85}
+	clearOf(w, 2*time.Second)
+	var mu sync.Mutex
+	admitted := map[int64]int64{}
+	var wg sync.WaitGroup
+	for g := range 16 {
+		wg.Go(func() {
+			for i := range 50 {
+				cost := int64(10 + (g*50+i)%190)
+				r, err := s.Reserve(bg, "", "d", budget.Cost{Tokens: cost}, lim)
+				if err != nil {
+					var ref *budget.Refusal
+					if !errors.As(err, &ref) {
+						t.Errorf("Reserve: %v", err)
+						return
+					}
+					continue
+				}
+				mu.Lock()
+				admitted[r.Window] += r.Tokens
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	for win, n := range admitted {
+		if n > lim.TokenCap(0) {
+			t.Errorf("window %d admitted %d tokens, cap %d", win, n, lim.TokenCap(0))
+		}
+	}
+}
