@@ -23,3 +23,7 @@ func (memHarness) Footprint(t *testing.T, s budget.Store, deployment string) int
 func TestMemStoreConformance(t *testing.T) {
 	storetest.RunConformanceTests(t, memHarness{})
 }
+
+func BenchmarkMemStoreReserveSettle(b *testing.B) {
+	storetest.BenchmarkReserveSettle(b, budget.NewMemStore(budget.MemOptions{}))
+}

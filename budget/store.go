@@ -25,8 +25,12 @@ type Store interface {
 	Reserve(ctx context.Context, id, deployment string, cost Cost, lim Limits) (Reservation, error)
 	// Settle records what the call really used, against the window it was
 	// charged to. Under the Refund policy the unused part is given back.
-	// Settling twice, or after Cancel, does nothing.
+	// Settling twice, or after Cancel, does nothing. A store may write
+	// settles behind, so they cost the call's path no round trip; Flush
+	// waits until they are written.
 	Settle(ctx context.Context, r Reservation, actualTokens int64) error
+	// Flush returns once every settle this process made is visible to all.
+	Flush(ctx context.Context) error
 	// Cancel gives back everything a reservation charged: the call was
 	// never sent. It does nothing after Settle or a first Cancel.
 	Cancel(ctx context.Context, r Reservation) error

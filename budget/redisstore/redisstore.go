@@ -10,12 +10,15 @@
 package redisstore
 
 import (
+	"cmp"
 	"context"
 	_ "embed"
 	"errors"
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -39,10 +42,6 @@ var (
 	breakerScript = redis.NewScript(breakerSrc)
 )
 
-// ReserveScript is the reservation script's source, for driving it with
-// other tools (redis-benchmark) side by side with this client.
-func ReserveScript() string { return reserveSrc }
-
 // Options configure a Store. The zero value works with Client set.
 type Options struct {
 	// Client is the connection; see Dial for one with the right timeouts.
@@ -60,6 +59,10 @@ type Store struct {
 	prefix string
 	window time.Duration
 	policy budget.Policy
+
+	reserves batchers[reserveItem]
+	finishes batchers[finishItem]
+	lastFail atomic.Pointer[failure]
 }
 
 var _ budget.Store = (*Store)(nil)
@@ -72,6 +75,7 @@ const DefaultTimeout = 300 * time.Millisecond
 // fit for a budget: short timeouts that honour the context, one re-send
 // (safe: every script is idempotent) and no dial retry storm.
 func Dial(url string, poolSize int) (redis.UniversalClient, error) {
+	quiet.Do(func() { redis.SetLogger(discard{}) })
 	o, err := redis.ParseURL(url)
 	if err != nil {
 		return nil, fmt.Errorf("redis url %q: %w", redactURL(url), err)
@@ -88,6 +92,14 @@ func Dial(url string, poolSize int) (redis.UniversalClient, error) {
 	}
 	return redis.NewClient(o), nil
 }
+
+// The client's own log lines ("failed to dial …") would repeat, on
+// stderr, what every call already returns as a typed error.
+var quiet sync.Once
+
+type discard struct{}
+
+func (discard) Printf(context.Context, string, ...any) {}
 
 // redactURL drops a password from a Redis URL before it is shown.
 func redactURL(u string) string {
@@ -117,6 +129,8 @@ func New(ctx context.Context, o Options) (*Store, error) {
 	if s.policy == "" {
 		s.policy = budget.Hold
 	}
+	s.reserves.run = s.runReserves
+	s.finishes.run = s.runFinishes
 	if err := s.load(ctx); err != nil {
 		return nil, err
 	}
@@ -134,8 +148,22 @@ func (s *Store) load(ctx context.Context) error {
 
 func (s *Store) Window() time.Duration { return s.window }
 
-// Close closes the client.
-func (s *Store) Close() error { return s.rdb.Close() }
+// Flush waits until the settles queued so far are written.
+func (s *Store) Flush(ctx context.Context) error {
+	if err := s.finishes.flush(ctx); err != nil {
+		return err
+	}
+	return s.down("flush")
+}
+
+// Close sends the settles still queued (for up to a second) and closes
+// the client.
+func (s *Store) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	_ = s.finishes.flush(ctx)
+	return s.rdb.Close()
+}
 
 // keys of one deployment, all under one hash tag.
 func (s *Store) tag(deployment string) string {
@@ -146,26 +174,68 @@ func (s *Store) Reserve(ctx context.Context, id, deployment string, cost budget.
 	if err := budget.Validate(deployment, cost, lim); err != nil {
 		return budget.Reservation{}, err
 	}
+	if err := ctx.Err(); err != nil {
+		return budget.Reservation{}, err
+	}
 	if id == "" {
 		id = budget.NewID()
 	}
-	margin := lim.Margin
-	if margin <= 0 || margin > 1 {
-		margin = budget.DefaultMargin
+	it := &reserveItem{id: id, cost: cost, lim: lim}
+	ran, abandoned := s.reserves.get(deployment).do(ctx, it)
+	if abandoned {
+		// The caller is gone; if the reservation went through all the
+		// same, give it back rather than hold it for two windows.
+		go func() {
+			<-ran
+			if it.err == nil {
+				_ = s.Cancel(context.Background(), it.res)
+			}
+		}()
+		return budget.Reservation{}, ctx.Err()
 	}
+	return it.res, it.err
+}
+
+type reserveItem struct {
+	id   string
+	cost budget.Cost
+	lim  budget.Limits
+	res  budget.Reservation
+	err  error
+}
+
+// runReserves sends one batch of reservations on deployment.
+func (s *Store) runReserves(deployment string) func(context.Context, []*reserveItem) {
 	tag := s.tag(deployment)
-	v, err := reserveScript.Run(ctx, s.rdb,
-		[]string{tag + ":w", tag + ":r:" + id, tag + ":eff", tag + ":open"},
-		cost.Tokens, max(1, cost.Requests), lim.Tokens, lim.Requests,
-		strconv.FormatFloat(margin, 'f', -1, 64), s.window.Milliseconds(),
-	).Slice()
-	if err != nil {
-		return budget.Reservation{}, wrap(ctx, "reserve", err)
+	return func(ctx context.Context, items []*reserveItem) {
+		keys := []string{tag + ":w", tag + ":eff", tag + ":open", tag + ":recs:0", tag + ":recs:1"}
+		args := []any{s.window.Milliseconds()}
+		for _, it := range items {
+			margin := it.lim.Margin
+			if margin <= 0 || margin > 1 {
+				margin = budget.DefaultMargin
+			}
+			args = append(args, it.id, it.cost.Tokens, max(1, it.cost.Requests), it.lim.Tokens, it.lim.Requests, strconv.FormatFloat(margin, 'f', -1, 64))
+		}
+		replies, err := reserveScript.Run(ctx, s.rdb, keys, args...).Slice()
+		s.failed(err)
+		if err == nil && len(replies) != len(items) {
+			err = fmt.Errorf("%d replies for %d reservations", len(replies), len(items))
+		}
+		for i, it := range items {
+			if err != nil {
+				it.err = storeError("reserve", err)
+				continue
+			}
+			it.res, it.err = parseReserve(deployment, it.id, replies[i])
+		}
 	}
-	if len(v) < 4 {
-		return budget.Reservation{}, fmt.Errorf("redisstore: reserve: unexpected reply %v", v)
-	}
-	if num(v[0]) == 0 {
+}
+
+func parseReserve(deployment, id string, reply any) (budget.Reservation, error) {
+	v, _ := reply.([]any)
+	switch {
+	case len(v) >= 4 && num(v[0]) == 0:
 		limit, _ := v[1].(string)
 		return budget.Reservation{}, &budget.Refusal{
 			Deployment: deployment,
@@ -173,33 +243,113 @@ func (s *Store) Reserve(ctx context.Context, id, deployment string, cost budget.
 			Wait:       time.Duration(num(v[2])) * time.Millisecond,
 			TooLarge:   num(v[3]) == 1,
 		}
+	case len(v) >= 7:
+		return budget.Reservation{
+			ID: id, Deployment: deployment,
+			Window: num(v[1]), Window1s: num(v[2]), Window10s: num(v[3]),
+			Tokens: num(v[4]), Requests: num(v[5]),
+			At: time.UnixMilli(num(v[6])),
+		}, nil
 	}
-	if len(v) < 7 {
-		return budget.Reservation{}, fmt.Errorf("redisstore: reserve: unexpected reply %v", v)
-	}
-	return budget.Reservation{
-		ID: id, Deployment: deployment,
-		Window: num(v[1]), Window1s: num(v[2]), Window10s: num(v[3]),
-		Tokens: num(v[4]), Requests: num(v[5]),
-		At: time.UnixMilli(num(v[6])),
-	}, nil
+	return budget.Reservation{}, fmt.Errorf("redisstore: reserve: unexpected reply %v", reply)
 }
 
+// ReserveCall is the reservation script's SHA1, keys and arguments for one
+// reservation, for driving the same script from another tool
+// (redis-benchmark) side by side with this client.
+func (s *Store) ReserveCall(deployment, id string, cost budget.Cost, lim budget.Limits) (sha string, keys, args []string) {
+	tag := s.tag(deployment)
+	keys = []string{tag + ":w", tag + ":eff", tag + ":open", tag + ":recs:0", tag + ":recs:1"}
+	args = []string{fmt.Sprint(s.window.Milliseconds()), id, fmt.Sprint(cost.Tokens), fmt.Sprint(max(1, cost.Requests)),
+		fmt.Sprint(lim.Tokens), fmt.Sprint(lim.Requests), strconv.FormatFloat(cmp.Or(lim.Margin, budget.DefaultMargin), 'f', -1, 64)}
+	return reserveScript.Hash(), keys, args
+}
+
+// Settle is written behind: it is queued and sent with the deployment's
+// next batch, so a call's path waits for one round trip (the reservation),
+// not two. Flush waits for them, and Close sends what is left. A settle that is lost (the store went away)
+// errs on the side of caution: the estimate stays charged until its window
+// ends. Settle returns an error only when the store is known to be down.
 func (s *Store) Settle(ctx context.Context, r budget.Reservation, actual int64) error {
-	return s.finish(ctx, "settle", r, actual, "0")
-}
-
-func (s *Store) Cancel(ctx context.Context, r budget.Reservation) error {
-	return s.finish(ctx, "cancel", r, 0, "1")
-}
-
-func (s *Store) finish(ctx context.Context, op string, r budget.Reservation, actual int64, cancel string) error {
 	if r.ID == "" || r.Deployment == "" {
-		return fmt.Errorf("redisstore: %s: the reservation has no id or deployment", op)
+		return errors.New("redisstore: settle: the reservation has no id or deployment")
 	}
-	tag := s.tag(r.Deployment)
-	err := finishScript.Run(ctx, s.rdb, []string{tag + ":w", tag + ":r:" + r.ID}, max(0, actual), string(s.policy), cancel).Err()
-	return wrap(ctx, op, err)
+	if err := s.down("settle"); err != nil {
+		return err
+	}
+	s.finishes.get(r.Deployment).post(&finishItem{id: r.ID, window: r.Window, actual: max(0, actual)})
+	return nil
+}
+
+// Cancel is sent at once and waited for: the room it gives back may be
+// what another caller is waiting for.
+func (s *Store) Cancel(ctx context.Context, r budget.Reservation) error {
+	if r.ID == "" || r.Deployment == "" {
+		return errors.New("redisstore: cancel: the reservation has no id or deployment")
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	it := &finishItem{id: r.ID, window: r.Window, cancel: true}
+	if _, abandoned := s.finishes.get(r.Deployment).do(ctx, it); abandoned {
+		return ctx.Err()
+	}
+	if it.err != nil {
+		return storeError("cancel", it.err)
+	}
+	return nil
+}
+
+type finishItem struct {
+	id     string
+	window int64
+	actual int64
+	cancel bool
+	err    error
+}
+
+// failed remembers when the store last failed to serve, so that calls
+// that do not wait for it (Settle) can still report it is down.
+func (s *Store) failed(err error) {
+	if err == nil {
+		s.lastFail.Store(nil)
+		return
+	}
+	s.lastFail.Store(&failure{at: time.Now(), err: err})
+}
+
+type failure struct {
+	at  time.Time
+	err error
+}
+
+// down returns a StoreError when the store failed within the last second.
+func (s *Store) down(op string) error {
+	if f := s.lastFail.Load(); f != nil && time.Since(f.at) < time.Second {
+		return &budget.StoreError{Op: op, Err: f.err}
+	}
+	return nil
+}
+
+// runFinishes sends one batch of settles and cancels on deployment.
+func (s *Store) runFinishes(deployment string) func(context.Context, []*finishItem) {
+	tag := s.tag(deployment)
+	return func(ctx context.Context, items []*finishItem) {
+		keys := []string{tag + ":w", tag + ":recs:0", tag + ":recs:1"}
+		args := []any{string(s.policy)}
+		for _, it := range items {
+			cancel := "0"
+			if it.cancel {
+				cancel = "1"
+			}
+			args = append(args, it.id, it.window, it.actual, cancel)
+		}
+		err := finishScript.Run(ctx, s.rdb, keys, args...).Err()
+		s.failed(err)
+		for _, it := range items {
+			it.err = err
+		}
+	}
 }
 
 func (s *Store) SetEffectiveLimit(ctx context.Context, deployment string, tokens int64, ttl time.Duration) error {
@@ -287,6 +437,16 @@ func num(v any) int64 {
 		return n
 	}
 	return 0
+}
+
+// storeError reports a failed batch: anything but a definite answer from
+// the server means the store did not serve.
+func storeError(op string, err error) error {
+	var re redis.Error
+	if errors.As(err, &re) && !transient(re.Error()) {
+		return fmt.Errorf("redisstore: %s: %w", op, err)
+	}
+	return &budget.StoreError{Op: op, Err: err}
 }
 
 // wrap turns errors that mean "the store is not there" into a

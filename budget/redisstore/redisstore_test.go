@@ -46,3 +46,19 @@ func (h harness) Footprint(t *testing.T, s budget.Store, deployment string) int 
 func TestConformance(t *testing.T) {
 	storetest.RunConformanceTests(t, harness{url: redistest.URL(t)})
 }
+
+// BenchmarkReserveSettle runs reserve+settle cycles from GOMAXPROCS×p
+// goroutines (go test -bench . -cpu 1,8,32 for 1/16/64 clients on 2 cores).
+func BenchmarkReserveSettle(b *testing.B) {
+	url := redistest.URL(b)
+	rdb, err := Dial(url, 64)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, err := New(context.Background(), Options{Client: rdb, Prefix: "bench:" + budget.NewID(), Window: 6 * time.Second})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	storetest.BenchmarkReserveSettle(b, s)
+}

@@ -1,68 +1,92 @@
--- Reserve one call's cost on one deployment: tokens in the current window,
--- one request (or more) in the 1 s and 10 s windows; all of it or none.
--- KEYS: 1 windows hash, 2 reservation record, 3 effective limit, 4 breaker
--- ARGV: 1 tokens, 2 requests, 3 token limit, 4 request limit (per window),
---       5 margin, 6 window ms
--- Returns {1, w, w1, w10, tokens, requests, at_ms} when admitted (also for
--- a resend of an id already admitted), {0, limit, wait_ms, too_large} when
--- refused. Time is the server's: every container sees the same windows.
+-- Reserve a batch of calls on one deployment, in order, each as if alone:
+-- tokens in the current window and a request (or more) in the 1 s and 10 s
+-- windows, all of it or none. Batching many callers' reservations into one
+-- script run shares the reads and writes of the deployment's state among
+-- them; a batch of one is the plain case.
+--
+-- KEYS: 1 windows hash, 2 effective limit, 3 breaker,
+--       4 and 5 the reservation records of even and odd windows
+-- ARGV: 1 window ms, then per call: id, tokens, requests, token limit,
+--       request limit (per window), margin
+-- Returns one reply per call: {1, w, w1, w10, tokens, requests, at_ms} when
+-- admitted (also when its id was admitted before: a resend charges
+-- nothing), {0, limit, wait_ms, too_large} when refused.
+-- Time is the server's, so every container sees the same windows.
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-
-local rec = redis.call('HMGET', KEYS[2], 'w', 'w1', 'w10', 'tok', 'req', 'at')
-if rec[1] then
-  return {1, tonumber(rec[1]), tonumber(rec[2]), tonumber(rec[3]), tonumber(rec[4]), tonumber(rec[5]), tonumber(rec[6])}
-end
-
-local cost, reqs = tonumber(ARGV[1]), tonumber(ARGV[2])
-local limT, limR, margin, W = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
+local W = tonumber(ARGV[1])
 local W1, W10 = math.floor(W / 60), math.floor(W / 6)
 local w, w1, w10 = math.floor(now / W), math.floor(now / W1), math.floor(now / W10)
+local recs, prevRecs = KEYS[4 + w % 2], KEYS[4 + (w + 1) % 2]
 
-local open = tonumber(redis.call('GET', KEYS[4]) or '0')
-if open > now then
-  return {0, 'breaker', open - now, 0}
+local ext = redis.call('MGET', KEYS[2], KEYS[3])
+local eff, open = tonumber(ext[1] or '0'), tonumber(ext[2] or '0')
+
+local s = redis.call('HMGET', KEYS[1], 'w', 'r', 'w1', 'c1', 'w10', 'c10', 's', 'u')
+local sw, reserved, c1, c10 = tonumber(s[1]), 0, 0, 0
+if sw == w then
+  reserved = tonumber(s[2])
+else
+  -- A new token window. Keep the one before for settles that arrive late;
+  -- drop the records of the one before that (UNLINK frees them off the
+  -- server's main thread).
+  if sw == w - 1 then
+    redis.call('HSET', KEYS[1], 'w', w, 'r', 0, 's', 0, 'u', 0, 'pw', sw, 'pr', s[2], 'ps', s[7], 'pu', s[8])
+    redis.call('UNLINK', recs)
+  else
+    redis.call('HSET', KEYS[1], 'w', w, 'r', 0, 's', 0, 'u', 0, 'pw', -1)
+    redis.call('UNLINK', recs, prevRecs)
+  end
+  -- Set once a window, so the keys outlive the window they count by at
+  -- least one window and at most two.
+  redis.call('PEXPIRE', KEYS[1], 2 * W)
 end
-
-local lim = limT
-local eff = tonumber(redis.call('GET', KEYS[3]) or '0')
-if eff > 0 and eff < lim then lim = eff end
-local cap = math.floor(lim * margin)
-if cost > cap then
-  return {0, 'tokens', (w + 1) * W - now, 1}
-end
-
-local s = redis.call('HMGET', KEYS[1], 'w', 'r', 'w1', 'c1', 'w10', 'c10')
-local reserved, c1, c10 = 0, 0, 0
-if tonumber(s[1]) == w then reserved = tonumber(s[2]) end
 if tonumber(s[3]) == w1 then c1 = tonumber(s[4]) end
 if tonumber(s[5]) == w10 then c10 = tonumber(s[6]) end
 
--- The refusal with the longest wait is the one that binds.
-local limit, wait = false, -1
-if reserved + cost > cap then limit, wait = 'tokens', (w + 1) * W - now end
-if c1 + reqs > math.max(1, math.floor(limR / 60)) and (w1 + 1) * W1 - now > wait then
-  limit, wait = 'requests_1s', (w1 + 1) * W1 - now
-end
-if c10 + reqs > math.max(1, math.floor(limR / 6)) and (w10 + 1) * W10 - now > wait then
-  limit, wait = 'requests_10s', (w10 + 1) * W10 - now
-end
-if limit then
-  return {0, limit, wait, 0}
+local out, charged = {}, false
+for i = 2, #ARGV, 6 do
+  local id = ARGV[i]
+  -- A record is "w w1 w10 tokens requests at_ms", with " done" appended
+  -- once settled or cancelled.
+  local rec = redis.call('HGET', recs, id) or redis.call('HGET', prevRecs, id)
+  if rec then
+    local rw, r1, r10, tok, req, at = string.match(rec, '^(%d+) (%d+) (%d+) (%d+) (%d+) (%d+)')
+    out[#out + 1] = {1, tonumber(rw), tonumber(r1), tonumber(r10), tonumber(tok), tonumber(req), tonumber(at)}
+  elseif open > now then
+    out[#out + 1] = {0, 'breaker', open - now, 0}
+  else
+    local cost, reqs = tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2])
+    local limT, limR = tonumber(ARGV[i + 3]), tonumber(ARGV[i + 4])
+    if eff > 0 and eff < limT then limT = eff end
+    local cap = math.floor(limT * tonumber(ARGV[i + 5]))
+    if cost > cap then
+      out[#out + 1] = {0, 'tokens', (w + 1) * W - now, 1}
+    else
+      -- The refusal with the longest wait is the one that binds.
+      local limit, wait = false, -1
+      if reserved + cost > cap then limit, wait = 'tokens', (w + 1) * W - now end
+      if c1 + reqs > math.max(1, math.floor(limR / 60)) and (w1 + 1) * W1 - now > wait then
+        limit, wait = 'requests_1s', (w1 + 1) * W1 - now
+      end
+      if c10 + reqs > math.max(1, math.floor(limR / 6)) and (w10 + 1) * W10 - now > wait then
+        limit, wait = 'requests_10s', (w10 + 1) * W10 - now
+      end
+      if limit then
+        out[#out + 1] = {0, limit, wait, 0}
+      else
+        reserved, c1, c10, charged = reserved + cost, c1 + reqs, c10 + reqs, true
+        redis.call('HSET', recs, id, string.format('%d %d %d %d %d %d', w, w1, w10, cost, reqs, now))
+        out[#out + 1] = {1, w, w1, w10, cost, reqs, now}
+      end
+    end
+  end
 end
 
-if tonumber(s[1]) ~= w then
-  -- A new token window: keep the one before for settles that arrive late.
-  local cur = redis.call('HMGET', KEYS[1], 'w', 'r', 's', 'u')
-  if cur[1] and tonumber(cur[1]) == w - 1 then
-    redis.call('HSET', KEYS[1], 'pw', cur[1], 'pr', cur[2], 'ps', cur[3], 'pu', cur[4])
-  else
-    redis.call('HDEL', KEYS[1], 'pw', 'pr', 'ps', 'pu')
+if charged then
+  redis.call('HSET', KEYS[1], 'r', reserved, 'w1', w1, 'c1', c1, 'w10', w10, 'c10', c10)
+  if redis.call('PTTL', recs) == -1 then
+    redis.call('PEXPIRE', recs, 2 * W)
   end
-  redis.call('HSET', KEYS[1], 'w', w, 's', 0, 'u', 0)
 end
-redis.call('HSET', KEYS[1], 'r', reserved + cost, 'w1', w1, 'c1', c1 + reqs, 'w10', w10, 'c10', c10 + reqs)
-redis.call('PEXPIRE', KEYS[1], 2 * W)
-redis.call('HSET', KEYS[2], 'w', w, 'w1', w1, 'w10', w10, 'tok', cost, 'req', reqs, 'at', now)
-redis.call('PEXPIRE', KEYS[2], 2 * W)
-return {1, w, w1, w10, cost, reqs, now}
+return out

@@ -102,8 +102,12 @@ func refused(t *testing.T, s budget.Store, dep string, tokens int64, lim budget.
 	return ref
 }
 
+// usage reads a deployment's state after flushing what s settled.
 func usage(t *testing.T, s budget.Store, dep string) budget.Usage {
 	t.Helper()
+	if err := s.Flush(bg); err != nil {
+		t.Fatalf("Flush: %v", err)
+	}
 	u, err := s.Usage(bg, dep)
 	if err != nil || len(u) != 1 {
 		t.Fatalf("Usage(%s) = %v, %v", dep, u, err)

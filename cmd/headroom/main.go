@@ -43,6 +43,7 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"sim", "serve a simulated Azure OpenAI endpoint with Azure's rate limits", runSim},
+		{"bench", "measure: bench store (the budget store's throughput and latency)", runBench},
 		{"demo", "run the offline demo against the embedded simulator", runDemo},
 		{"version", "print the version", runVersion},
 		{"help", "show help for headroom or one command", runHelp},

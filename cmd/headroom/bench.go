@@ -1,0 +1,38 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+)
+
+// runBench dispatches headroom bench SUBCOMMAND.
+func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	subs := map[string]func(context.Context, []string, io.Writer, io.Writer) int{
+		"store": benchStore,
+	}
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "-help" {
+		w, code := stderr, exitUsage
+		if len(args) > 0 {
+			w, code = stdout, exitOK
+		}
+		fprintf(w, "Usage: headroom bench store [flags]\n\n\tstore   reserve+settle throughput and latency of the budget store\n\nRun \"headroom bench store -h\" for its flags.\n")
+		return code
+	}
+	sub, ok := subs[args[0]]
+	if !ok {
+		fprintf(stderr, "headroom bench: unknown benchmark %q (have: store)\n", args[0])
+		return exitUsage
+	}
+	return sub(ctx, args[1:], stdout, stderr)
+}
+
+// printJSON writes v indented, for machines.
+func printJSON(w io.Writer, v any) int {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return exitFailed
+	}
+	return exitOK
+}

@@ -1,0 +1,121 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/headroom-agent/headroom/budget"
+	"github.com/headroom-agent/headroom/budget/redisstore"
+	"github.com/headroom-agent/headroom/budget/storebench"
+)
+
+func benchStore(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("bench store", "", stderr)
+	redisURL := fs.String("redis", envOr("REDIS_URL", "redis://127.0.0.1:6379/0"), "Redis to measure (default $REDIS_URL or the local one)")
+	clientsFlag := fs.String("clients", "1,16,64", "comma-separated numbers of concurrent clients, one row each")
+	duration := fs.Duration("duration", 2*time.Second, "how long each row runs")
+	window := fs.Duration("window", 6*time.Second, "token window; short keeps the reservation records' TTLs short")
+	asJSON := fs.Bool("json", false, "print an array of rows as JSON")
+	ceiling := fs.Bool("ceiling", true, "also drive the same script with redis-benchmark (64 clients) for the ceiling")
+	if code, done := parse(fs, args, stdout); done {
+		return code
+	}
+	var clients []int
+	for _, f := range strings.Split(*clientsFlag, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			fprintf(stderr, "headroom bench store: --clients: %q is not a positive number\n", f)
+			return exitUsage
+		}
+		clients = append(clients, n)
+	}
+	var rows []storebench.Row
+	for _, n := range clients {
+		rdb, err := redisstore.Dial(*redisURL, n)
+		if err != nil {
+			fprintf(stderr, "headroom bench store: %v\n", err)
+			return exitUsage
+		}
+		s, err := redisstore.New(ctx, redisstore.Options{Client: rdb, Prefix: "bench:" + budget.NewID(), Window: *window})
+		if err != nil {
+			fprintf(stderr, "headroom bench store: %v\n", err)
+			rdb.Close()
+			return exitFailed
+		}
+		fprintf(stderr, "headroom bench store: %d clients for %v…\n", n, *duration)
+		row := storebench.Run(ctx, s, n, *duration)
+		s.Close()
+		if row.Reservations == 0 {
+			fprintf(stderr, "headroom bench store: no reservation succeeded (%d errors): is Redis at %s?\n", row.Errors, *redisURL)
+			return exitFailed
+		}
+		rows = append(rows, row)
+	}
+	var ceil *storebench.Ceiling
+	if *ceiling {
+		c, err := redisCeiling(ctx, *redisURL, *window)
+		switch {
+		case errors.Is(err, storebench.ErrNoRedisBenchmark):
+			fprintf(stderr, "headroom bench store: redis-benchmark is not installed; no ceiling\n")
+		case err != nil:
+			fprintf(stderr, "headroom bench store: ceiling: %v\n", err)
+		default:
+			ceil = &c
+		}
+	}
+	out := stdout
+	if *asJSON {
+		if code := printJSON(stdout, rows); code != exitOK {
+			return code
+		}
+		out = stderr
+	} else {
+		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintf(tw, "clients\treservations/s\tp50 ms\tp99 ms\terrors\t\n")
+		for _, r := range rows {
+			fmt.Fprintf(tw, "%d\t%.0f\t%.3f\t%.3f\t%d\t\n", r.Clients, r.ReservationsPerS, r.P50MS, r.P99MS, r.Errors)
+		}
+		tw.Flush()
+	}
+	if ceil != nil {
+		fprintf(out, "ceiling: redis-benchmark drives the reserve script (EVALSHA, %d clients) at %.0f/s, p50 %.3f ms, p99 %.3f ms\n",
+			ceil.Clients, ceil.PerS, ceil.P50MS, ceil.P99MS)
+		for _, r := range rows {
+			if r.Clients == ceil.Clients {
+				fprintf(out, "headroom at %d clients: %.0f reservations/s (reserve+settle) = %.0f%% of the ceiling; concurrent reservations share script runs\n",
+					r.Clients, r.ReservationsPerS, 100*r.ReservationsPerS/ceil.PerS)
+			}
+		}
+	}
+	return exitOK
+}
+
+// redisCeiling runs the reservation script, as the store lays it out, from
+// redis-benchmark with 64 connections.
+func redisCeiling(ctx context.Context, url string, window time.Duration) (storebench.Ceiling, error) {
+	rdb, err := redisstore.Dial(url, 1)
+	if err != nil {
+		return storebench.Ceiling{}, err
+	}
+	s, err := redisstore.New(ctx, redisstore.Options{Client: rdb, Prefix: "bench:" + budget.NewID(), Window: window})
+	if err != nil {
+		return storebench.Ceiling{}, err
+	}
+	defer s.Close()
+	sha, keys, args := s.ReserveCall("bench", "__rand_int__", budget.Cost{Tokens: 200}, budget.Limits{Tokens: 1 << 50, Requests: 1 << 50, Margin: 1})
+	return storebench.RedisCeiling(ctx, url, sha, keys, args, 64, 200000)
+}
+
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
