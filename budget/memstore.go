@@ -67,7 +67,7 @@ func (s *MemStore) Window() time.Duration { return s.opts.Window }
 
 // Flush has nothing to do: settles apply at once.
 func (s *MemStore) Flush(context.Context) error { return nil }
-func (s *MemStore) Close() error          { return nil }
+func (s *MemStore) Close() error                { return nil }
 
 // dep returns the deployment's state with its windows rolled to now.
 func (s *MemStore) dep(name string, now time.Time) *memDeployment {
