@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/headroom-agent/headroom/budget"
 )
 
 // Config describes the simulated Azure OpenAI resources, their deployments and
@@ -123,25 +125,8 @@ const DefaultWindow = time.Minute
 // reading keeps clients honest about setting one.
 const defaultMaxTokens = 4096
 
-// DefaultRPM returns the request limit that comes with tpm tokens per minute
-// of quota for model: Azure sells quota in units that bundle both. Chat
-// models get 6 RPM per 1,000 TPM; the reasoning models have their own ratios.
-func DefaultRPM(model string, tpm int64) int64 {
-	tpmPerRequest := int64(1000) / 6 // older chat models: 6 RPM per 1,000 TPM
-	m := strings.ToLower(model)
-	switch {
-	case strings.HasPrefix(m, "o1-mini"), strings.HasPrefix(m, "o3-mini"), strings.HasPrefix(m, "o3-pro"):
-		tpmPerRequest = 10000
-	case strings.HasPrefix(m, "o1"):
-		tpmPerRequest = 6000
-	case strings.HasPrefix(m, "o3"), strings.HasPrefix(m, "o4-mini"):
-		tpmPerRequest = 1000
-	}
-	if tpmPerRequest == 1000/6 {
-		return max(1, tpm*6/1000)
-	}
-	return max(1, tpm/tpmPerRequest)
-}
+// DefaultRPM is the request limit that comes with tpm of quota for model.
+func DefaultRPM(model string, tpm int64) int64 { return budget.DefaultRPM(model, tpm) }
 
 // ParseDeploymentFlag parses the NAME:TPM[:RPM] form of --deployment.
 func ParseDeploymentFlag(s string) (Deployment, error) {
