@@ -15,6 +15,7 @@ const (
 	LimitTokens      Limit = "tokens"       // the window's token cap
 	LimitRequests1s  Limit = "requests_1s"  // the 1 s request window
 	LimitRequests10s Limit = "requests_10s" // the 10 s request window
+	LimitSpacing     Limit = "spacing"      // too soon after the last admission
 	LimitBreaker     Limit = "breaker"      // the deployment's breaker is open
 )
 

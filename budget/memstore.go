@@ -2,6 +2,7 @@ package budget
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 )
@@ -32,6 +33,7 @@ type memDeployment struct {
 	w1, c1   int64
 	w10, c10 int64
 
+	next     int64 // earliest next admission (ms), with Limits.Spacing
 	eff      int64
 	effUntil time.Time
 	open     time.Time
@@ -124,6 +126,9 @@ func (s *MemStore) Reserve(ctx context.Context, id, deployment string, cost Cost
 	d.tok.reserved += cost.Tokens
 	d.c1 += cost.requests()
 	d.c10 += cost.requests()
+	if sp := lim.Spacing.Milliseconds(); sp > 0 {
+		d.next = now.UnixMilli() + sp
+	}
 	r := Reservation{
 		ID: id, Deployment: deployment, Tokens: cost.Tokens, Requests: cost.requests(),
 		Window: d.tok.index, Window1s: d.w1, Window10s: d.w10, At: now,
@@ -157,6 +162,9 @@ func refuse(name string, d *memDeployment, cost Cost, lim Limits, now time.Time,
 	}
 	if d.c10+cost.requests() > lim.PerTenSeconds() {
 		consider(LimitRequests10s, (d.w10+1)*w10-ms)
+	}
+	if lim.Spacing > 0 && d.next > ms {
+		consider(LimitSpacing, d.next-ms)
 	}
 	if worst != nil {
 		return worst
@@ -205,6 +213,20 @@ func (s *MemStore) finish(r Reservation, actual int64, cancel bool) error {
 	if s.opts.Policy == Refund && actual < r.Tokens {
 		w.reserved = max(0, w.reserved-(r.Tokens-actual))
 	}
+	return nil
+}
+
+func (s *MemStore) Absorb(ctx context.Context, deployment string, tokens, requests int64) error {
+	if tokens < 0 || requests < 0 {
+		return fmt.Errorf("budget: absorb on %s: negative amounts", deployment)
+	}
+	now := s.opts.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	d := s.dep(deployment, now)
+	d.tok.reserved += tokens
+	d.c1 += requests
+	d.c10 += requests
 	return nil
 }
 

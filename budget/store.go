@@ -43,6 +43,9 @@ type Store interface {
 	OpenBreaker(ctx context.Context, deployment string, d time.Duration) (time.Time, error)
 	// Usage reads the state of many deployments in one round trip.
 	Usage(ctx context.Context, deployments ...string) ([]Usage, error)
+	// Absorb adds use that Azure reports and the store did not see (other
+	// clients of the deployment) to the current windows, unconditionally.
+	Absorb(ctx context.Context, deployment string, tokens, requests int64) error
 
 	// Window is the length of the token window.
 	Window() time.Duration
@@ -67,6 +70,12 @@ type Limits struct {
 	// Margin is the share of the token limit reservations may use; Azure's
 	// own estimate is approximate. 0 means DefaultMargin.
 	Margin float64
+	// Spacing, when set, is the least time between two admissions on the
+	// deployment. Requests spaced at the 1 s window's rate never break a
+	// server's 1 s or 10 s window, wherever its boundaries fall; windows
+	// counted on our side alone can admit two calls a millisecond apart
+	// across our boundary, which may be inside the server's window.
+	Spacing time.Duration
 }
 
 // DefaultMargin keeps 15% of each token limit back for the difference
@@ -85,6 +94,16 @@ func (l Limits) TokenCap(effective int64) int64 {
 		m = DefaultMargin
 	}
 	return int64(float64(lim) * m)
+}
+
+// RequestSpacing is the admission interval that keeps both request
+// windows (the 1 s and 10 s ones, scaled to window) whatever their phase,
+// stretched by slack (0.02 is 2%) for the jitter between reserving a call
+// and its arrival at the server.
+func (l Limits) RequestSpacing(window time.Duration, slack float64) time.Duration {
+	one := window / 60 / time.Duration(l.PerSecond())
+	ten := window / 6 / time.Duration(l.PerTenSeconds())
+	return time.Duration(float64(max(one, ten)) * (1 + slack))
 }
 
 // PerSecond and PerTenSeconds are the request windows' limits.

@@ -35,11 +35,14 @@ var (
 	usageSrc string
 	//go:embed breaker.lua
 	breakerSrc string
+	//go:embed absorb.lua
+	absorbSrc string
 
 	reserveScript = redis.NewScript(reserveSrc)
 	finishScript  = redis.NewScript(finishSrc)
 	usageScript   = redis.NewScript(usageSrc)
 	breakerScript = redis.NewScript(breakerSrc)
+	absorbScript  = redis.NewScript(absorbSrc)
 )
 
 // Options configure a Store. The zero value works with Client set.
@@ -138,7 +141,7 @@ func New(ctx context.Context, o Options) (*Store, error) {
 }
 
 func (s *Store) load(ctx context.Context) error {
-	for _, sc := range []*redis.Script{reserveScript, finishScript, usageScript, breakerScript} {
+	for _, sc := range []*redis.Script{reserveScript, finishScript, usageScript, breakerScript, absorbScript} {
 		if err := sc.Load(ctx, s.rdb).Err(); err != nil {
 			return wrap(ctx, "load scripts", err)
 		}
@@ -215,7 +218,8 @@ func (s *Store) runReserves(deployment string) func(context.Context, []*reserveI
 			if margin <= 0 || margin > 1 {
 				margin = budget.DefaultMargin
 			}
-			args = append(args, it.id, it.cost.Tokens, max(1, it.cost.Requests), it.lim.Tokens, it.lim.Requests, strconv.FormatFloat(margin, 'f', -1, 64))
+			args = append(args, it.id, it.cost.Tokens, max(1, it.cost.Requests), it.lim.Tokens, it.lim.Requests,
+				strconv.FormatFloat(margin, 'f', -1, 64), it.lim.Spacing.Milliseconds())
 		}
 		replies, err := reserveScript.Run(ctx, s.rdb, keys, args...).Slice()
 		s.failed(err)
@@ -261,7 +265,8 @@ func (s *Store) ReserveCall(deployment, id string, cost budget.Cost, lim budget.
 	tag := s.tag(deployment)
 	keys = []string{tag + ":w", tag + ":eff", tag + ":open", tag + ":recs:0", tag + ":recs:1"}
 	args = []string{fmt.Sprint(s.window.Milliseconds()), id, fmt.Sprint(cost.Tokens), fmt.Sprint(max(1, cost.Requests)),
-		fmt.Sprint(lim.Tokens), fmt.Sprint(lim.Requests), strconv.FormatFloat(cmp.Or(lim.Margin, budget.DefaultMargin), 'f', -1, 64)}
+		fmt.Sprint(lim.Tokens), fmt.Sprint(lim.Requests), strconv.FormatFloat(cmp.Or(lim.Margin, budget.DefaultMargin), 'f', -1, 64),
+		fmt.Sprint(lim.Spacing.Milliseconds())}
 	return reserveScript.Hash(), keys, args
 }
 
@@ -350,6 +355,14 @@ func (s *Store) runFinishes(deployment string) func(context.Context, []*finishIt
 			it.err = err
 		}
 	}
+}
+
+func (s *Store) Absorb(ctx context.Context, deployment string, tokens, requests int64) error {
+	if tokens < 0 || requests < 0 {
+		return fmt.Errorf("redisstore: absorb on %s: negative amounts", deployment)
+	}
+	err := absorbScript.Run(ctx, s.rdb, []string{s.tag(deployment) + ":w"}, s.window.Milliseconds(), tokens, requests).Err()
+	return wrap(ctx, "absorb", err)
 }
 
 func (s *Store) SetEffectiveLimit(ctx context.Context, deployment string, tokens int64, ttl time.Duration) error {

@@ -7,7 +7,7 @@
 -- KEYS: 1 windows hash, 2 effective limit, 3 breaker,
 --       4 and 5 the reservation records of even and odd windows
 -- ARGV: 1 window ms, then per call: id, tokens, requests, token limit,
---       request limit (per window), margin
+--       request limit (per window), margin, spacing ms (0: none)
 -- Returns one reply per call: {1, w, w1, w10, tokens, requests, at_ms} when
 -- admitted (also when its id was admitted before: a resend charges
 -- nothing), {0, limit, wait_ms, too_large} when refused.
@@ -22,7 +22,8 @@ local recs, prevRecs = KEYS[4 + w % 2], KEYS[4 + (w + 1) % 2]
 local ext = redis.call('MGET', KEYS[2], KEYS[3])
 local eff, open = tonumber(ext[1] or '0'), tonumber(ext[2] or '0')
 
-local s = redis.call('HMGET', KEYS[1], 'w', 'r', 'w1', 'c1', 'w10', 'c10', 's', 'u')
+local s = redis.call('HMGET', KEYS[1], 'w', 'r', 'w1', 'c1', 'w10', 'c10', 's', 'u', 'next')
+local nextAt = tonumber(s[9] or '0')
 local sw, reserved, c1, c10 = tonumber(s[1]), 0, 0, 0
 if sw == w then
   reserved = tonumber(s[2])
@@ -45,7 +46,7 @@ if tonumber(s[3]) == w1 then c1 = tonumber(s[4]) end
 if tonumber(s[5]) == w10 then c10 = tonumber(s[6]) end
 
 local out, charged = {}, false
-for i = 2, #ARGV, 6 do
+for i = 2, #ARGV, 7 do
   local id = ARGV[i]
   -- A record is "w w1 w10 tokens requests at_ms", with " done" appended
   -- once settled or cancelled.
@@ -72,10 +73,15 @@ for i = 2, #ARGV, 6 do
       if c10 + reqs > math.max(1, math.floor(limR / 6)) and (w10 + 1) * W10 - now > wait then
         limit, wait = 'requests_10s', (w10 + 1) * W10 - now
       end
+      local spacing = tonumber(ARGV[i + 6])
+      if spacing > 0 and nextAt > now and nextAt - now > wait then
+        limit, wait = 'spacing', nextAt - now
+      end
       if limit then
         out[#out + 1] = {0, limit, wait, 0}
       else
         reserved, c1, c10, charged = reserved + cost, c1 + reqs, c10 + reqs, true
+        if spacing > 0 then nextAt = now + spacing end
         redis.call('HSET', recs, id, string.format('%d %d %d %d %d %d', w, w1, w10, cost, reqs, now))
         out[#out + 1] = {1, w, w1, w10, cost, reqs, now}
       end
@@ -84,7 +90,7 @@ for i = 2, #ARGV, 6 do
 end
 
 if charged then
-  redis.call('HSET', KEYS[1], 'r', reserved, 'w1', w1, 'c1', c1, 'w10', w10, 'c10', c10)
+  redis.call('HSET', KEYS[1], 'r', reserved, 'w1', w1, 'c1', c1, 'w10', w10, 'c10', c10, 'next', nextAt)
   if redis.call('PTTL', recs) == -1 then
     redis.call('PEXPIRE', recs, 2 * W)
   end

@@ -50,6 +50,8 @@ func RunConformanceTests(t *testing.T, h Harness) {
 		{"UsageOfManyDeployments", testUsage},
 		{"BadArguments", testBadArguments},
 		{"ConcurrentReservationsNeverOverspend", testConcurrent},
+		{"SpacingBetweenAdmissions", testSpacing},
+		{"AbsorbAddsUnseenUse", testAbsorb},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -469,4 +471,41 @@ func testConcurrent(t *testing.T, h Harness) {
 			t.Errorf("window %d admitted %d tokens, cap %d", win, n, lim.TokenCap(0))
 		}
 	}
+}
+
+func testSpacing(t *testing.T, h Harness) {
+	s := h.MakeStore(t, time.Minute, budget.Hold)
+	lim := budget.Limits{Tokens: 1 << 30, Requests: 60000, Spacing: 200 * time.Millisecond}
+	first := reserve(t, s, "d", 1, lim)
+	ref := refused(t, s, "d", 1, lim, budget.LimitSpacing)
+	if ref.Wait > 200*time.Millisecond {
+		t.Errorf("spacing wait %v, want at most 200ms", ref.Wait)
+	}
+	time.Sleep(ref.Wait + 5*time.Millisecond)
+	second := reserve(t, s, "d", 1, lim)
+	if gap := second.At.Sub(first.At); gap < 200*time.Millisecond {
+		t.Errorf("admissions %v apart, spacing 200ms", gap)
+	}
+	// Without spacing the same deployment admits at once.
+	reserve(t, s, "d", 1, budget.Limits{Tokens: 1 << 30, Requests: 60000})
+}
+
+func testAbsorb(t *testing.T, h Harness) {
+	w := 3 * time.Second
+	s := h.MakeStore(t, w, budget.Hold)
+	clearOf(w, time.Second)
+	lim := budget.Limits{Tokens: 1000, Requests: 60000, Margin: 1}
+	reserve(t, s, "d", 100, lim)
+	if err := s.Absorb(bg, "d", 800, 3); err != nil {
+		t.Fatal(err)
+	}
+	if u := usage(t, s, "d"); u.Reserved != 900 || u.Requests1s != 4 || u.Requests10s != 4 {
+		t.Errorf("after absorbing 800 tokens and 3 requests: %+v", u)
+	}
+	refused(t, s, "d", 101, lim, budget.LimitTokens)
+	// On a deployment with nothing reserved yet, absorbed use counts too.
+	if err := s.Absorb(bg, "fresh", 950, 0); err != nil {
+		t.Fatal(err)
+	}
+	refused(t, s, "fresh", 51, lim, budget.LimitTokens)
 }

@@ -1,0 +1,203 @@
+package budget
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"time"
+)
+
+// Outcome is how one attempt of a call ended.
+type Outcome struct {
+	// Sent is false when the call never left this process: its
+	// reservation is cancelled.
+	Sent bool
+	// Status is the HTTP status; 0 with Err when no answer came.
+	Status int
+	Header http.Header
+	// UsedTokens is what the answer's usage says (prompt + completion).
+	UsedTokens int64
+	Err        error
+}
+
+// OK reports a 2xx answer.
+func (o Outcome) OK() bool { return o.Sent && o.Status >= 200 && o.Status < 300 }
+
+// Retryable reports an answer another attempt may fix: 429, 408, 5xx, or
+// no answer at all. Other 4xx mean the request is wrong and would be wrong
+// everywhere; a 400 that succeeds elsewhere is a routing bug (see
+// Call.Resource), not a reason to retry.
+func (o Outcome) Retryable() bool {
+	if !o.Sent {
+		return false
+	}
+	switch {
+	case o.Status == http.StatusTooManyRequests, o.Status == http.StatusRequestTimeout, o.Status >= 500:
+		return true
+	case o.Status == 0:
+		return o.Err != nil && !errors.Is(o.Err, context.Canceled) && !errors.Is(o.Err, context.DeadlineExceeded)
+	}
+	return false
+}
+
+// Done ends the lease with what happened: it settles or cancels the
+// reservation, feeds the headers back (a lowered limit, use the store did
+// not see), opens the shared breaker on a 429 for its Retry-After, and
+// counts server errors toward the local breaker. It returns the cause of a
+// 429 (empty otherwise).
+func (l *Lease) Done(ctx context.Context, o Outcome) Cause {
+	if l.ended {
+		return ""
+	}
+	l.ended = true
+	r, d, st := l.router, l.Deployment, l.router.store
+	now := time.Now()
+	fb := ParseFeedback(o.Header, now)
+	r.feedback(ctx, l, fb)
+	switch {
+	case !o.Sent:
+		_ = st.Cancel(ctx, l.Reservation)
+		l.route.br.release(l.probe)
+	case o.OK():
+		_ = st.Settle(ctx, l.Reservation, o.UsedTokens)
+		l.route.br.success()
+		r.Metrics.add(func(m *MetricsSnapshot) { m.ByDeployment[d.Name]++ })
+	case o.Status == http.StatusTooManyRequests:
+		// Refused at the door: Azure charged nothing for it.
+		_ = st.Cancel(ctx, l.Reservation)
+		l.route.br.release(l.probe)
+		cause := Classify(fb, d.QuotaTPM, l.Reservation.Tokens)
+		r.Metrics.add(func(m *MetricsSnapshot) { m.RateLimited[cause]++ })
+		wait := fb.RetryAfter
+		if wait <= 0 {
+			wait = time.Second
+		}
+		_, _ = st.OpenBreaker(ctx, d.QuotaKey, wait)
+		return cause
+	case o.Retryable():
+		// The call may have been admitted and charged: keep the charge.
+		_ = st.Settle(ctx, l.Reservation, 0)
+		r.Metrics.add(func(m *MetricsSnapshot) {
+			if o.Status == 0 {
+				m.TransportErrors++
+			} else {
+				m.ServerErrors++
+			}
+		})
+		if backoff, trip := l.route.br.failure(now, l.probe); trip {
+			_, _ = st.OpenBreaker(ctx, d.QuotaKey, backoff)
+			r.Metrics.add(func(m *MetricsSnapshot) { m.BreakerTrips++ })
+		}
+	default:
+		_ = st.Cancel(ctx, l.Reservation)
+		l.route.br.release(l.probe)
+	}
+	return ""
+}
+
+// feedback corrects the shared model from an answer's headers.
+func (r *Router) feedback(ctx context.Context, l *Lease, fb Feedback) {
+	d := l.Deployment
+	limit := d.QuotaTPM
+	if fb.LimitTokens > 0 && fb.LimitTokens < d.QuotaTPM {
+		// The effective limit moved: route against it, fleet-wide, until
+		// answers stop saying so.
+		limit = fb.LimitTokens
+		_ = r.store.SetEffectiveLimit(ctx, d.QuotaKey, fb.LimitTokens, 2*r.store.Window())
+		r.Metrics.add(func(m *MetricsSnapshot) { m.EffectiveLimits++ })
+	}
+	// Azure may know of use we did not see (other clients of the
+	// deployment); take its word when it says more is used than we hold.
+	var tokens, requests int64
+	if fb.RemainingTokens >= 0 {
+		ours := l.Reservation.Tokens
+		if l.seen.Window == l.Reservation.Window {
+			ours += l.seen.Reserved
+		}
+		if used := limit - fb.RemainingTokens; used > ours+limit/50 {
+			tokens = used - ours
+		}
+	}
+	if fb.RemainingRequests >= 0 && fb.LimitRequests > 0 {
+		if used := fb.LimitRequests - fb.RemainingRequests; used > l.seen.Requests10s+1 {
+			requests = used - l.seen.Requests10s - 1
+		}
+	}
+	if tokens > 0 || requests > 0 {
+		_ = r.store.Absorb(ctx, d.QuotaKey, tokens, requests)
+		r.Metrics.add(func(m *MetricsSnapshot) { m.AbsorbedTokens += tokens })
+	}
+}
+
+// CallError is a call that failed after the attempts it was allowed.
+type CallError struct {
+	Deployment string // the last one tried
+	Status     int    // its answer; 0 when none came
+	Cause      Cause  // for a 429
+	Attempts   int
+	Err        error
+}
+
+func (e *CallError) Error() string {
+	what := fmt.Sprintf("status %d", e.Status)
+	switch {
+	case e.Status == 0 && e.Err != nil:
+		what = e.Err.Error()
+	case e.Cause != "":
+		what += " (" + string(e.Cause) + ")"
+	}
+	return fmt.Sprintf("budget: call failed on %s after %d attempt(s): %s", e.Deployment, e.Attempts, what)
+}
+
+func (e *CallError) Unwrap() error { return e.Err }
+
+// Do places c, sends it with send, and tries again where another attempt
+// could succeed: a 429 moves to another deployment at once, as do 408, 5xx
+// and connection errors. It makes at most as many attempts as the pool has
+// deployments, plus RouterOptions.ExtraWaits attempts that wait for one it
+// already tried (waiting out a Retry-After is cheaper than failing). Other
+// 4xx are returned at once. On success it returns the answer and the lease
+// it went out on.
+func (r *Router) Do(ctx context.Context, c Call, send func(context.Context, *Lease) Outcome) (Outcome, *Lease, error) {
+	routes, err := r.candidates(c)
+	if err != nil {
+		return Outcome{}, nil, err
+	}
+	var tried []string
+	var last Outcome
+	var lastLease *Lease
+	var cause Cause
+	attempts, made := len(routes)+r.opts.ExtraWaits, 0
+	for a := 0; a < attempts; a++ {
+		exclude := tried
+		if len(tried) >= len(routes) {
+			exclude = nil // every one failed once: wait for the best again
+		}
+		l, err := r.Acquire(ctx, c, exclude...)
+		if err != nil {
+			r.Metrics.add(func(m *MetricsSnapshot) { m.Failed++ })
+			return last, nil, err
+		}
+		if a > 0 {
+			r.Metrics.add(func(m *MetricsSnapshot) { m.Retries++ })
+		}
+		o := send(ctx, l)
+		made++
+		cause = l.Done(ctx, o)
+		if o.OK() {
+			r.Metrics.add(func(m *MetricsSnapshot) { m.Completed++ })
+			return o, l, nil
+		}
+		last, lastLease = o, l
+		if !o.Retryable() {
+			break
+		}
+		if !slices.Contains(tried, l.Deployment.Name) {
+			tried = append(tried, l.Deployment.Name)
+		}
+	}
+	r.Metrics.add(func(m *MetricsSnapshot) { m.Failed++ })
+	return last, lastLease, &CallError{Deployment: lastLease.Deployment.Name, Status: last.Status, Cause: cause, Attempts: made, Err: last.Err}
+}

@@ -1,0 +1,58 @@
+package budget
+
+import "sync"
+
+// Metrics counts what the router did. Read it with Snapshot.
+type Metrics struct {
+	mu sync.Mutex
+	s  MetricsSnapshot
+}
+
+// MetricsSnapshot is a copy of the counters.
+type MetricsSnapshot struct {
+	Calls     int64 // calls placed
+	Completed int64 // calls answered 2xx
+	Failed    int64 // calls that ended in an error
+	Shed      int64 // calls that could not get budget before their deadline
+	Waits     int64 // times a call waited for room
+	Retries   int64 // attempts after the first
+	// RateLimited counts 429s by cause.
+	RateLimited map[Cause]int64
+	// ServerErrors counts 5xx and 408 answers; TransportErrors, calls that
+	// got no answer.
+	ServerErrors    int64
+	TransportErrors int64
+	BreakerTrips    int64
+	// EffectiveLimits counts token limit headers below the configured one.
+	EffectiveLimits int64
+	// AbsorbedTokens is use Azure reported that the store had not seen.
+	AbsorbedTokens int64
+	// ByDeployment counts answered calls per deployment.
+	ByDeployment map[string]int64
+}
+
+func newMetrics() *Metrics {
+	return &Metrics{s: MetricsSnapshot{RateLimited: map[Cause]int64{}, ByDeployment: map[string]int64{}}}
+}
+
+func (m *Metrics) add(f func(*MetricsSnapshot)) {
+	m.mu.Lock()
+	f(&m.s)
+	m.mu.Unlock()
+}
+
+// Snapshot copies the counters.
+func (m *Metrics) Snapshot() MetricsSnapshot {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s := m.s
+	s.RateLimited = make(map[Cause]int64, len(m.s.RateLimited))
+	for k, v := range m.s.RateLimited {
+		s.RateLimited[k] = v
+	}
+	s.ByDeployment = make(map[string]int64, len(m.s.ByDeployment))
+	for k, v := range m.s.ByDeployment {
+		s.ByDeployment[k] = v
+	}
+	return s
+}

@@ -1,0 +1,341 @@
+package budget
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"time"
+)
+
+// Class is a call's priority.
+type Class int
+
+const (
+	// Interactive calls may use a deployment's whole allowance.
+	Interactive Class = iota
+	// Background calls leave the configured floor of every deployment to
+	// interactive ones.
+	Background
+)
+
+func (c Class) String() string {
+	if c == Background {
+		return "background"
+	}
+	return "interactive"
+}
+
+// Call is what the router needs to place one model call.
+type Call struct {
+	// Tokens is the call's pessimistic cost: its prompt estimate plus its
+	// answer cap times n.
+	Tokens int64
+	Class  Class
+	// Pool is the routing pool; "" is "default".
+	Pool string
+	// Session, when set, prefers the deployment that served the session
+	// last (its prompt cache is warm) while that one has headroom.
+	Session string
+	// Resource, when set, pins the call to the Azure resource that minted
+	// the stored items it refers to (previous_response_id): no other
+	// resource can serve it.
+	Resource string
+}
+
+var (
+	// ErrShed means the call could not get budget before its deadline:
+	// the queue shed it rather than send a call that would be refused.
+	ErrShed = errors.New("budget: shed: no deployment has room before the call's deadline")
+	// ErrTooLarge means the call costs more than any deployment allows in
+	// a window: lower its max_tokens.
+	ErrTooLarge = errors.New("budget: the call costs more tokens than any deployment allows in one window")
+	// ErrPinned means no deployment of the pool is on the resource the
+	// call is pinned to.
+	ErrPinned = errors.New("budget: no deployment on the resource that holds the call's stored items")
+)
+
+// RouterOptions tune a Router; the zero value works.
+type RouterOptions struct {
+	// RequestSlack stretches the spacing between admissions (default
+	// 0.02) for the jitter between reserving a call and its arrival.
+	RequestSlack float64
+	// ExtraWaits is how many more attempts a call may make, waiting for a
+	// deployment it already tried, once every deployment of its pool has
+	// failed it (default 2): waiting out a Retry-After is cheaper than
+	// failing the work.
+	ExtraWaits int
+	// Rand picks between the best two; default a random source.
+	Rand *rand.Rand
+}
+
+// Router places calls on the deployment with the most headroom left.
+type Router struct {
+	store   Store
+	cfg     *Config
+	pools   map[string][]*route
+	opts    RouterOptions
+	Metrics *Metrics
+
+	mu       sync.Mutex // guards rng and sessions
+	rng      *rand.Rand
+	sessions map[string]*route
+}
+
+// route is one deployment as the router sees it.
+type route struct {
+	d          *Deployment
+	lim        Limits // interactive
+	background Limits // with the interactive floor kept back
+	br         *breaker
+}
+
+// NewRouter routes over cfg's deployments, counting in store. cfg must have
+// been validated.
+func NewRouter(store Store, cfg *Config, opts RouterOptions) (*Router, error) {
+	if store == nil || cfg == nil || len(cfg.Deployments) == 0 {
+		return nil, errors.New("budget: a router needs a store and a validated config with deployments")
+	}
+	if opts.RequestSlack == 0 {
+		opts.RequestSlack = 0.02
+	}
+	if opts.ExtraWaits == 0 {
+		opts.ExtraWaits = 2
+	}
+	r := &Router{store: store, cfg: cfg, opts: opts, pools: map[string][]*route{}, Metrics: newMetrics(), sessions: map[string]*route{}}
+	r.rng = opts.Rand
+	if r.rng == nil {
+		r.rng = rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
+	}
+	for name, ds := range cfg.Pools() {
+		for _, d := range ds {
+			lim := d.Limits(cfg.Margin)
+			lim.Spacing = lim.RequestSpacing(store.Window(), opts.RequestSlack)
+			bg := lim
+			bg.Margin = cmp.Or(cfg.Margin, DefaultMargin) * (1 - cfg.InteractiveFloor)
+			r.pools[name] = append(r.pools[name], &route{d: d, lim: lim, background: bg, br: &breaker{}})
+		}
+	}
+	return r, nil
+}
+
+func (rt *route) limits(c Class) Limits {
+	if c == Background {
+		return rt.background
+	}
+	return rt.lim
+}
+
+// headroom is the fraction of a deployment's allowance still free this
+// window: tokens against limit × margin, bounded by both request windows.
+// Routing on the fraction, not on absolute use, is what keeps a small
+// deployment from being chosen just because little has been spent on it.
+func headroom(u Usage, lim Limits) float64 {
+	capTokens := lim.TokenCap(u.EffectiveLimit)
+	if capTokens <= 0 {
+		return 0
+	}
+	f := float64(capTokens-u.Reserved) / float64(capTokens)
+	f = min(f, float64(lim.PerSecond()-u.Requests1s)/float64(lim.PerSecond()))
+	f = min(f, float64(lim.PerTenSeconds()-u.Requests10s)/float64(lim.PerTenSeconds()))
+	return max(0, f)
+}
+
+// Lease is a reservation on the deployment chosen for a call. End it with
+// Done, whatever happened.
+type Lease struct {
+	Deployment  *Deployment
+	Reservation Reservation
+	// Headroom is the deployment's headroom fraction when it was chosen.
+	Headroom float64
+
+	router *Router
+	route  *route
+	call   Call
+	seen   Usage // the deployment's state when it was chosen
+	probe  bool  // this call is the breaker's half-open probe
+	ended  bool
+}
+
+// candidate is a route scored for one call.
+type candidate struct {
+	rt   *route
+	u    Usage
+	frac float64
+}
+
+// Acquire reserves c's cost on the deployment with the most headroom:
+// it takes the best two by headroom fraction and picks one at random
+// (never all on the same winner), tries the other and then the rest when
+// refused, and when none admits waits until the earliest moment room
+// frees, within ctx's deadline. A call that cannot be served before its
+// deadline is shed (ErrShed). exclude names deployments not to use.
+func (r *Router) Acquire(ctx context.Context, c Call, exclude ...string) (*Lease, error) {
+	routes, err := r.candidates(c)
+	if err != nil {
+		return nil, err
+	}
+	r.Metrics.add(func(m *MetricsSnapshot) { m.Calls++ })
+	for {
+		cands, err := r.score(ctx, c, routes, exclude)
+		if err != nil {
+			return nil, err
+		}
+		wait, tooLarge := time.Duration(-1), 0
+		for _, cd := range r.order(c, cands) {
+			if !cd.rt.br.allow(time.Now()) {
+				continue
+			}
+			res, err := r.store.Reserve(ctx, "", cd.rt.d.QuotaKey, Cost{Tokens: c.Tokens}, cd.rt.limits(c.Class))
+			var ref *Refusal
+			switch {
+			case err == nil:
+				l := &Lease{Deployment: cd.rt.d, Reservation: res, Headroom: cd.frac, router: r, route: cd.rt, call: c, seen: cd.u}
+				l.probe = cd.rt.br.startProbe()
+				if c.Session != "" {
+					r.mu.Lock()
+					r.sessions[c.Session] = cd.rt
+					r.mu.Unlock()
+				}
+				return l, nil
+			case errors.As(err, &ref):
+				if ref.TooLarge {
+					tooLarge++
+					continue
+				}
+				if wait < 0 || ref.Wait < wait {
+					wait = ref.Wait
+				}
+			default:
+				return nil, err
+			}
+		}
+		if wait < 0 {
+			if tooLarge > 0 {
+				return nil, ErrTooLarge
+			}
+			// Every candidate is behind an open breaker: wait for the
+			// earliest to close.
+			wait = r.earliestClose(cands)
+		}
+		if dl, ok := ctx.Deadline(); ok && time.Now().Add(wait).After(dl) {
+			r.Metrics.add(func(m *MetricsSnapshot) { m.Shed++ })
+			return nil, fmt.Errorf("%w (%s call, next room in %v)", ErrShed, c.Class, wait.Round(time.Millisecond))
+		}
+		r.Metrics.add(func(m *MetricsSnapshot) { m.Waits++ })
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			r.Metrics.add(func(m *MetricsSnapshot) { m.Shed++ })
+			return nil, fmt.Errorf("%w: %w", ErrShed, ctx.Err())
+		}
+	}
+}
+
+// candidates are the routes that may serve c.
+func (r *Router) candidates(c Call) ([]*route, error) {
+	pool := cmp.Or(c.Pool, "default")
+	routes := r.pools[pool]
+	if len(routes) == 0 {
+		return nil, fmt.Errorf("budget: no routing pool %q in the config", pool)
+	}
+	if c.Resource == "" {
+		return routes, nil
+	}
+	var pinned []*route
+	for _, rt := range routes {
+		if rt.d.Resource() == c.Resource {
+			pinned = append(pinned, rt)
+		}
+	}
+	if len(pinned) == 0 {
+		return nil, fmt.Errorf("%w: %s is not in pool %q; the call refers to items stored there, and another resource would answer 400", ErrPinned, c.Resource, pool)
+	}
+	return pinned, nil
+}
+
+// score reads every candidate's usage in one round trip.
+func (r *Router) score(ctx context.Context, c Call, routes []*route, exclude []string) ([]candidate, error) {
+	var keys []string
+	for _, rt := range routes {
+		if !slices.Contains(keys, rt.d.QuotaKey) {
+			keys = append(keys, rt.d.QuotaKey)
+		}
+	}
+	us, err := r.store.Usage(ctx, keys...)
+	if err != nil {
+		return nil, err
+	}
+	byKey := make(map[string]Usage, len(us))
+	for _, u := range us {
+		byKey[u.Deployment] = u
+	}
+	cands := make([]candidate, 0, len(routes))
+	for _, rt := range routes {
+		if slices.Contains(exclude, rt.d.Name) {
+			continue
+		}
+		u := byKey[rt.d.QuotaKey]
+		f := headroom(u, rt.limits(c.Class))
+		if u.OpenUntil.After(u.Now) {
+			f = -1 // open elsewhere in the fleet: last resort only
+		}
+		cands = append(cands, candidate{rt: rt, u: u, frac: f})
+	}
+	if len(cands) == 0 {
+		return nil, fmt.Errorf("budget: every deployment of pool %q failed this call", cmp.Or(c.Pool, "default"))
+	}
+	return cands, nil
+}
+
+// order is the sequence in which to try candidates: the session's last
+// deployment while it has headroom, then one of the best two at random
+// (weighted), the other, and the rest by headroom.
+func (r *Router) order(c Call, cands []candidate) []candidate {
+	slices.SortStableFunc(cands, func(a, b candidate) int {
+		if x := cmp.Compare(b.frac, a.frac); x != 0 {
+			return x
+		}
+		return cmp.Compare(a.rt.d.Priority, b.rt.d.Priority)
+	})
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(cands) >= 2 {
+		a, b := cands[0], cands[1]
+		if r.rng.Float64()*(a.rt.d.Weight+b.rt.d.Weight) >= a.rt.d.Weight {
+			cands[0], cands[1] = b, a
+		}
+	}
+	if c.Session != "" {
+		if last := r.sessions[c.Session]; last != nil {
+			for i, cd := range cands {
+				if cd.rt == last && cd.frac >= r.cfg.AffinityThreshold {
+					copy(cands[1:i+1], cands[:i])
+					cands[0] = cd
+					break
+				}
+			}
+		}
+	}
+	return cands
+}
+
+func (r *Router) earliestClose(cands []candidate) time.Duration {
+	wait := time.Duration(-1)
+	now := time.Now()
+	for _, cd := range cands {
+		w := max(cd.u.OpenUntil.Sub(cd.u.Now), cd.rt.br.until(now))
+		if w > 0 && (wait < 0 || w < wait) {
+			wait = w
+		}
+	}
+	if wait <= 0 {
+		wait = 50 * time.Millisecond
+	}
+	return wait
+}

@@ -1,0 +1,148 @@
+// Package llm turns model calls into Azure OpenAI requests that go out
+// through the budget: one openai-go client per Azure resource, the SDK's
+// own retries off (the budget owns retries and routing), the deployment
+// chosen per call by the router.
+package llm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/azure"
+	"github.com/openai/openai-go/v3/option"
+
+	"github.com/headroom-agent/headroom/budget"
+)
+
+// Dispatcher sends chat completions through a budget.Router.
+type Dispatcher struct {
+	router  *budget.Router
+	clients map[string]openai.Client // by resource and API version
+}
+
+// NewDispatcher makes one client per Azure resource (and API version) of
+// cfg, with the key from the environment variable each deployment names,
+// or Entra ID. Keys are read here, once, and never logged.
+func NewDispatcher(router *budget.Router, cfg *budget.Config, httpClient *http.Client) (*Dispatcher, error) {
+	if httpClient == nil {
+		httpClient = &http.Client{Transport: &http.Transport{
+			Proxy:               http.ProxyFromEnvironment,
+			MaxIdleConnsPerHost: 256,
+			IdleConnTimeout:     90 * time.Second,
+		}}
+	}
+	d := &Dispatcher{router: router, clients: map[string]openai.Client{}}
+	var cred *azidentity.DefaultAzureCredential
+	for _, dep := range cfg.Deployments {
+		key := clientKey(dep)
+		if _, ok := d.clients[key]; ok {
+			continue
+		}
+		opts := []option.RequestOption{
+			azure.WithEndpoint(dep.Resource(), dep.APIVersion),
+			option.WithHTTPClient(httpClient),
+			option.WithMaxRetries(0),
+		}
+		if loopback(dep.Resource()) {
+			opts = append(opts, azure.WithUnsafeAllowHTTP())
+		}
+		switch {
+		case dep.Auth.APIKeyEnv != "":
+			k := os.Getenv(dep.Auth.APIKeyEnv)
+			if k == "" {
+				return nil, fmt.Errorf("deployment %s: environment variable %s (auth.api_key_env) is empty or unset", dep.Name, dep.Auth.APIKeyEnv)
+			}
+			opts = append(opts, azure.WithAPIKey(k))
+		case dep.Auth.Entra:
+			if cred == nil {
+				var err error
+				if cred, err = azidentity.NewDefaultAzureCredential(nil); err != nil {
+					return nil, fmt.Errorf("deployment %s: Entra ID credential: %w", dep.Name, err)
+				}
+			}
+			opts = append(opts, azure.WithTokenCredential(cred))
+		default:
+			return nil, fmt.Errorf("deployment %s: no auth: set auth.api_key_env or auth.entra", dep.Name)
+		}
+		d.clients[key] = openai.NewClient(opts...)
+	}
+	return d, nil
+}
+
+func clientKey(d budget.Deployment) string { return d.Resource() + "?" + d.APIVersion }
+
+// loopback reports an endpoint on this machine (the simulator), the only
+// place the Azure client allows plain HTTP.
+func loopback(endpoint string) bool {
+	u, err := url.Parse(endpoint)
+	if err != nil || u.Scheme != "http" {
+		return false
+	}
+	if u.Hostname() == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(u.Hostname())
+	return ip != nil && ip.IsLoopback()
+}
+
+// Result is where and how a call was served.
+type Result struct {
+	Deployment string
+	// Reserved is the tokens the answering attempt charged to the budget.
+	Reserved int64
+	Headroom float64
+	Latency  time.Duration
+}
+
+// Chat sends params (its Model is set per attempt to the chosen
+// deployment) as call c, through the router.
+func (d *Dispatcher) Chat(ctx context.Context, c budget.Call, params openai.ChatCompletionNewParams) (*openai.ChatCompletion, Result, error) {
+	var res *openai.ChatCompletion
+	start := time.Now()
+	_, lease, err := d.router.Do(ctx, c, func(ctx context.Context, l *budget.Lease) budget.Outcome {
+		client, ok := d.clients[clientKey(*l.Deployment)]
+		if !ok {
+			return budget.Outcome{Err: fmt.Errorf("no client for %s", l.Deployment.Name)}
+		}
+		p := params
+		p.Model = l.Deployment.Deployment
+		var raw *http.Response
+		out, err := client.Chat.Completions.New(ctx, p, option.WithResponseInto(&raw))
+		o := outcome(raw, err)
+		if err == nil {
+			res = out
+			o.UsedTokens = out.Usage.TotalTokens
+		}
+		return o
+	})
+	r := Result{Latency: time.Since(start)}
+	if lease != nil {
+		r.Deployment, r.Reserved, r.Headroom = lease.Deployment.Name, lease.Reservation.Tokens, lease.Headroom
+	}
+	if err != nil {
+		return nil, r, err
+	}
+	return res, r, nil
+}
+
+// outcome reads an attempt's status and headers from the raw response or
+// the SDK's error, whichever there is.
+func outcome(raw *http.Response, err error) budget.Outcome {
+	o := budget.Outcome{Sent: true, Err: err}
+	var apierr *openai.Error
+	switch {
+	case raw != nil:
+		o.Status, o.Header = raw.StatusCode, raw.Header
+	case errors.As(err, &apierr) && apierr.Response != nil:
+		o.Status, o.Header = apierr.StatusCode, apierr.Response.Header
+	}
+	return o
+}

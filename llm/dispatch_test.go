@@ -1,0 +1,145 @@
+package llm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/openai/openai-go/v3"
+
+	"github.com/headroom-agent/headroom/budget"
+	"github.com/headroom-agent/headroom/llm/azuresim"
+)
+
+// fixture is a simulator with the given deployments and a router over
+// them with an in-memory store.
+type fixture struct {
+	sim    *azuresim.Sim
+	url    string
+	router *budget.Router
+	disp   *Dispatcher
+}
+
+func newFixture(t *testing.T, simCfg azuresim.Config, yaml string) *fixture {
+	t.Helper()
+	sim, err := azuresim.New(simCfg, azuresim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(sim.Handler())
+	t.Cleanup(ts.Close)
+	t.Setenv("SIM_KEY", "test-key")
+	cfg, _, err := budget.ParseConfig("headroom.yaml", []byte(strings.ReplaceAll(yaml, "ENDPOINT", ts.URL)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := budget.NewMemStore(budget.MemOptions{Window: cfg.Window, Policy: cfg.Refund})
+	router, err := budget.NewRouter(store, cfg, budget.RouterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	disp, err := NewDispatcher(router, cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &fixture{sim: sim, url: ts.URL, router: router, disp: disp}
+}
+
+func deployments(names ...string) string {
+	var b strings.Builder
+	b.WriteString("deployments:\n")
+	for _, n := range names {
+		parts := strings.Split(n, ":")
+		fmt.Fprintf(&b, "  - {name: %s, endpoint: ENDPOINT, model: gpt-4o, tpm: %s, auth: {api_key_env: SIM_KEY}}\n", parts[0], parts[1])
+	}
+	return b.String()
+}
+
+func chat(text string, maxTokens int64) openai.ChatCompletionNewParams {
+	return openai.ChatCompletionNewParams{
+		Messages:  []openai.ChatCompletionMessageParamUnion{openai.UserMessage(text)},
+		MaxTokens: openai.Int(maxTokens),
+		N:         openai.Int(1),
+	}
+}
+
+func TestChatGoesThroughTheBudget(t *testing.T) {
+	f := newFixture(t, azuresim.Config{Deployments: []azuresim.Deployment{{Name: "a", TPM: 60000}}}, deployments("a:60000"))
+	res, r, err := f.disp.Chat(context.Background(), budget.Call{Tokens: 100}, chat("click #37", 40))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Choices[0].Message.Content != "click #37" || r.Deployment != "a" || r.Reserved != 100 {
+		t.Errorf("answer %q on %s, reserved %d", res.Choices[0].Message.Content, r.Deployment, r.Reserved)
+	}
+	m := f.router.Metrics.Snapshot()
+	if m.Completed != 1 || m.ByDeployment["a"] != 1 {
+		t.Errorf("metrics %+v", m)
+	}
+}
+
+func TestA429MovesToAnotherDeploymentAtOnce(t *testing.T) {
+	// b's server-side limit is far below what the config believes, so the
+	// first call placed there is refused by the server.
+	f := newFixture(t, azuresim.Config{Deployments: []azuresim.Deployment{{Name: "a", TPM: 60000}, {Name: "b", TPM: 1000}}},
+		deployments("a:60000", "b:60000"))
+	// Route the call to b first: take a's headroom away in the store.
+	for i := 0; i < 5; i++ {
+		if _, _, err := f.disp.Chat(context.Background(), budget.Call{Tokens: 2000}, chat("x", 1500)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m := f.router.Metrics.Snapshot()
+	// b's limit header (1,000) is below the configured 60,000: the 429 is
+	// an adjustment, and the effective limit is fed back.
+	if m.Completed != 5 || m.RateLimited[budget.CauseAdjustment] != 1 || m.EffectiveLimits == 0 || m.ByDeployment["a"] != 5 {
+		t.Errorf("metrics %+v: want 5 completed on a after b refused", m)
+	}
+	if st := f.sim.Stats(); st.Deployments[1].RateLimited.Tokens == 0 {
+		t.Errorf("b never refused: %+v", st.Deployments[1])
+	}
+}
+
+func TestOther4xxIsNotRetried(t *testing.T) {
+	f := newFixture(t, azuresim.Config{Deployments: []azuresim.Deployment{{Name: "a", TPM: 60000}, {Name: "b", TPM: 60000}}},
+		deployments("a:60000", "b:60000"))
+	bad := chat("x", 10)
+	bad.N = openai.Int(500) // out of range: 400
+	_, _, err := f.disp.Chat(context.Background(), budget.Call{Tokens: 100}, bad)
+	var ce *budget.CallError
+	if !errors.As(err, &ce) || ce.Status != 400 || ce.Attempts != 1 {
+		t.Fatalf("a 400: %v", err)
+	}
+	st := f.sim.Stats()
+	if st.Deployments[0].Accepted+st.Deployments[1].Accepted != 0 {
+		t.Errorf("a 400 reached the server's admission: %+v", st)
+	}
+}
+
+func TestShedWhenNoRoomBeforeTheDeadline(t *testing.T) {
+	f := newFixture(t, azuresim.Config{Deployments: []azuresim.Deployment{{Name: "a", TPM: 60000}}}, deployments("a:10000"))
+	// 10,000 × 0.85 = 8,500 a minute: the second call must wait a minute.
+	if _, _, err := f.disp.Chat(context.Background(), budget.Call{Tokens: 8000}, chat("x", 10)); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, _, err := f.disp.Chat(ctx, budget.Call{Tokens: 8000}, chat("x", 10))
+	if !errors.Is(err, budget.ErrShed) {
+		t.Fatalf("no room before the deadline: %v", err)
+	}
+	if time.Since(start) > 150*time.Millisecond {
+		t.Errorf("shedding took %v: it should not wait for a deadline it cannot meet", time.Since(start))
+	}
+	if m := f.router.Metrics.Snapshot(); m.Shed != 1 {
+		t.Errorf("shed counter %d", m.Shed)
+	}
+	if st := f.sim.Stats(); st.Deployments[0].RateLimited.Total() != 0 {
+		t.Errorf("a call was sent to be refused: %+v", st.Deployments[0])
+	}
+}
