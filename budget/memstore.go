@@ -126,7 +126,7 @@ func (s *MemStore) Reserve(ctx context.Context, id, deployment string, cost Cost
 	d.tok.reserved += cost.Tokens
 	d.c1 += cost.requests()
 	d.c10 += cost.requests()
-	if sp := lim.Spacing.Milliseconds(); sp > 0 {
+	if sp := lim.spacingMS(); sp > 0 {
 		d.next = now.UnixMilli() + sp
 	}
 	r := Reservation{

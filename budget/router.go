@@ -60,13 +60,17 @@ var (
 
 // RouterOptions tune a Router; the zero value works.
 type RouterOptions struct {
-	// RequestSlack stretches the spacing between admissions (default
-	// 0.02) for the jitter between reserving a call and its arrival.
-	RequestSlack float64
+	// RequestSlack (default 0.01) and RequestJitter (default 5ms) stretch
+	// the spacing between admissions on a deployment beyond its request
+	// rate, for the variation in time from reserving a call to its arrival
+	// at the server. Request counts are exact, so they need no margin
+	// otherwise. A negative RequestJitter means none.
+	RequestSlack  float64
+	RequestJitter time.Duration
 	// ExtraWaits is how many more attempts a call may make, waiting for a
 	// deployment it already tried, once every deployment of its pool has
-	// failed it (default 2): waiting out a Retry-After is cheaper than
-	// failing the work.
+	// failed it (default 2; negative for none): waiting out a Retry-After
+	// is cheaper than failing the work.
 	ExtraWaits int
 	// Rand picks between the best two; default a random source.
 	Rand *rand.Rand
@@ -83,6 +87,7 @@ type Router struct {
 	mu       sync.Mutex // guards rng and sessions
 	rng      *rand.Rand
 	sessions map[string]*route
+	queues   map[string]*queue // by pool
 }
 
 // route is one deployment as the router sees it.
@@ -100,12 +105,22 @@ func NewRouter(store Store, cfg *Config, opts RouterOptions) (*Router, error) {
 		return nil, errors.New("budget: a router needs a store and a validated config with deployments")
 	}
 	if opts.RequestSlack == 0 {
-		opts.RequestSlack = 0.02
+		opts.RequestSlack = 0.01
 	}
-	if opts.ExtraWaits == 0 {
+	switch {
+	case opts.RequestJitter == 0:
+		opts.RequestJitter = 5 * time.Millisecond
+	case opts.RequestJitter < 0:
+		opts.RequestJitter = 0
+	}
+	switch {
+	case opts.ExtraWaits == 0:
 		opts.ExtraWaits = 2
+	case opts.ExtraWaits < 0:
+		opts.ExtraWaits = 0
 	}
-	r := &Router{store: store, cfg: cfg, opts: opts, pools: map[string][]*route{}, Metrics: newMetrics(), sessions: map[string]*route{}}
+	r := &Router{store: store, cfg: cfg, opts: opts, pools: map[string][]*route{}, Metrics: newMetrics(),
+		sessions: map[string]*route{}, queues: map[string]*queue{}}
 	r.rng = opts.Rand
 	if r.rng == nil {
 		r.rng = rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
@@ -113,11 +128,12 @@ func NewRouter(store Store, cfg *Config, opts RouterOptions) (*Router, error) {
 	for name, ds := range cfg.Pools() {
 		for _, d := range ds {
 			lim := d.Limits(cfg.Margin)
-			lim.Spacing = lim.RequestSpacing(store.Window(), opts.RequestSlack)
+			lim.Spacing = lim.RequestSpacing(store.Window(), opts.RequestSlack, opts.RequestJitter)
 			bg := lim
 			bg.Margin = cmp.Or(cfg.Margin, DefaultMargin) * (1 - cfg.InteractiveFloor)
 			r.pools[name] = append(r.pools[name], &route{d: d, lim: lim, background: bg, br: &breaker{}})
 		}
+		r.queues[name] = &queue{}
 	}
 	return r, nil
 }
@@ -179,13 +195,21 @@ func (r *Router) Acquire(ctx context.Context, c Call, exclude ...string) (*Lease
 		return nil, err
 	}
 	r.Metrics.add(func(m *MetricsSnapshot) { m.Calls++ })
+	leave, err := r.queues[cmp.Or(c.Pool, "default")].enter(ctx, c.Class)
+	if err != nil {
+		r.Metrics.add(func(m *MetricsSnapshot) { m.Shed++ })
+		return nil, fmt.Errorf("%w: %w", ErrShed, err)
+	}
+	defer leave()
 	for {
 		cands, err := r.score(ctx, c, routes, exclude)
 		if err != nil {
 			return nil, err
 		}
 		wait, tooLarge := time.Duration(-1), 0
-		for _, cd := range r.order(c, cands) {
+		order, sticky := r.order(c, cands)
+	try:
+		for i, cd := range order {
 			if !cd.rt.br.allow(time.Now()) {
 				continue
 			}
@@ -208,6 +232,11 @@ func (r *Router) Acquire(ctx context.Context, c Call, exclude ...string) (*Lease
 				}
 				if wait < 0 || ref.Wait < wait {
 					wait = ref.Wait
+				}
+				if i == 0 && sticky && ref.Wait <= affinityWait && (ref.Limit == LimitSpacing || ref.Limit == LimitRequests1s) {
+					// The session's deployment is only pacing: a warm
+					// prompt cache is worth a few milliseconds.
+					break try
 				}
 			default:
 				return nil, err
@@ -293,10 +322,14 @@ func (r *Router) score(ctx context.Context, c Call, routes []*route, exclude []s
 	return cands, nil
 }
 
+// affinityWait is how long a call waits for its session's deployment to
+// admit it when that deployment is only pacing requests.
+const affinityWait = 250 * time.Millisecond
+
 // order is the sequence in which to try candidates: the session's last
-// deployment while it has headroom, then one of the best two at random
-// (weighted), the other, and the rest by headroom.
-func (r *Router) order(c Call, cands []candidate) []candidate {
+// deployment while it has headroom (sticky), then one of the best two at
+// random (weighted), the other, and the rest by headroom.
+func (r *Router) order(c Call, cands []candidate) (_ []candidate, sticky bool) {
 	slices.SortStableFunc(cands, func(a, b candidate) int {
 		if x := cmp.Compare(b.frac, a.frac); x != 0 {
 			return x
@@ -317,12 +350,12 @@ func (r *Router) order(c Call, cands []candidate) []candidate {
 				if cd.rt == last && cd.frac >= r.cfg.AffinityThreshold {
 					copy(cands[1:i+1], cands[:i])
 					cands[0] = cd
-					break
+					return cands, true
 				}
 			}
 		}
 	}
-	return cands
+	return cands, false
 }
 
 func (r *Router) earliestClose(cands []candidate) time.Duration {

@@ -98,12 +98,14 @@ func (l Limits) TokenCap(effective int64) int64 {
 
 // RequestSpacing is the admission interval that keeps both request
 // windows (the 1 s and 10 s ones, scaled to window) whatever their phase,
-// stretched by slack (0.02 is 2%) for the jitter between reserving a call
-// and its arrival at the server.
-func (l Limits) RequestSpacing(window time.Duration, slack float64) time.Duration {
+// stretched by slack (0.01 is 1%) and by jitter: the server counts a call
+// when it arrives, and the time from reservation to arrival varies by
+// about that much, so two calls reserved one interval apart may arrive
+// closer.
+func (l Limits) RequestSpacing(window time.Duration, slack float64, jitter time.Duration) time.Duration {
 	one := window / 60 / time.Duration(l.PerSecond())
 	ten := window / 6 / time.Duration(l.PerTenSeconds())
-	return time.Duration(float64(max(one, ten)) * (1 + slack))
+	return time.Duration(float64(max(one, ten))*(1+slack)) + jitter
 }
 
 // PerSecond and PerTenSeconds are the request windows' limits.
@@ -161,6 +163,16 @@ const DefaultWindow = time.Minute
 
 // MinWindow keeps the 1 s request window at one millisecond or more.
 const MinWindow = 60 * time.Millisecond
+
+// spacingMS is Spacing in whole milliseconds, rounded up: rounding down
+// would admit a little faster than the windows allow.
+func (l Limits) spacingMS() int64 {
+	return int64((l.Spacing + time.Millisecond - 1) / time.Millisecond)
+}
+
+// SpacingMS is Spacing in whole milliseconds, rounded up, as the stores
+// count it.
+func (l Limits) SpacingMS() int64 { return l.spacingMS() }
 
 // windowLengths returns the token, 1 s and 10 s window lengths in ms.
 func windowLengths(w time.Duration) (tokens, oneSec, tenSec int64) {

@@ -219,7 +219,7 @@ func (s *Store) runReserves(deployment string) func(context.Context, []*reserveI
 				margin = budget.DefaultMargin
 			}
 			args = append(args, it.id, it.cost.Tokens, max(1, it.cost.Requests), it.lim.Tokens, it.lim.Requests,
-				strconv.FormatFloat(margin, 'f', -1, 64), it.lim.Spacing.Milliseconds())
+				strconv.FormatFloat(margin, 'f', -1, 64), it.lim.SpacingMS())
 		}
 		replies, err := reserveScript.Run(ctx, s.rdb, keys, args...).Slice()
 		s.failed(err)
@@ -266,7 +266,7 @@ func (s *Store) ReserveCall(deployment, id string, cost budget.Cost, lim budget.
 	keys = []string{tag + ":w", tag + ":eff", tag + ":open", tag + ":recs:0", tag + ":recs:1"}
 	args = []string{fmt.Sprint(s.window.Milliseconds()), id, fmt.Sprint(cost.Tokens), fmt.Sprint(max(1, cost.Requests)),
 		fmt.Sprint(lim.Tokens), fmt.Sprint(lim.Requests), strconv.FormatFloat(cmp.Or(lim.Margin, budget.DefaultMargin), 'f', -1, 64),
-		fmt.Sprint(lim.Spacing.Milliseconds())}
+		fmt.Sprint(lim.SpacingMS())}
 	return reserveScript.Hash(), keys, args
 }
 

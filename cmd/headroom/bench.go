@@ -9,19 +9,26 @@ import (
 // runBench dispatches headroom bench SUBCOMMAND.
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	subs := map[string]func(context.Context, []string, io.Writer, io.Writer) int{
-		"store": benchStore,
+		"store":        benchStore,
+		"burst":        benchBurst,
+		"fleet":        benchFleet,
+		"fleet-worker": benchFleetWorker, // one process of bench fleet
 	}
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "-help" {
 		w, code := stderr, exitUsage
 		if len(args) > 0 {
 			w, code = stdout, exitOK
 		}
-		fprintf(w, "Usage: headroom bench store [flags]\n\n\tstore   reserve+settle throughput and latency of the budget store\n\nRun \"headroom bench store -h\" for its flags.\n")
+		fprintf(w, "Usage: headroom bench BENCHMARK [flags]\n\n"+
+			"\tstore   reserve+settle throughput and latency of the budget store\n"+
+			"\tfleet   a cold-start fleet of processes sharing Redis, routing strategies side by side\n"+
+			"\tburst   90 simultaneous chat completions at one 60 RPM deployment, per client strategy\n"+
+			"\nRun \"headroom bench BENCHMARK -h\" for its flags.\n")
 		return code
 	}
 	sub, ok := subs[args[0]]
 	if !ok {
-		fprintf(stderr, "headroom bench: unknown benchmark %q (have: store)\n", args[0])
+		fprintf(stderr, "headroom bench: unknown benchmark %q (have: store, fleet, burst)\n", args[0])
 		return exitUsage
 	}
 	return sub(ctx, args[1:], stdout, stderr)

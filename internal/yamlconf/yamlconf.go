@@ -42,7 +42,14 @@ type Doc struct {
 }
 
 // Decode reads data into v, refusing unknown fields (duplicate keys are refused by the parser).
-func Decode(file string, data []byte, v any) (*Doc, error) {
+func Decode(file string, data []byte, v any) (doc *Doc, err error) {
+	// Some malformed inputs (a tag on a sequence) panic inside the YAML
+	// library; they are bad input like any other.
+	defer func() {
+		if p := recover(); p != nil {
+			doc, err = nil, &Error{File: file, Msg: fmt.Sprintf("the YAML decoder failed on this file (%v): look for a tag (!name) or anchor in an unusual place", p)}
+		}
+	}()
 	f, err := parser.ParseBytes(data, 0)
 	if err != nil {
 		return nil, wrap(file, err)

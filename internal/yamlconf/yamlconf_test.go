@@ -67,3 +67,11 @@ func FuzzDecode(f *testing.F) {
 		_ = d.Line("items[0].tpm")
 	})
 }
+
+func TestDecodeSurvivesLibraryPanics(t *testing.T) {
+	var v conf
+	_, err := Decode("x.yaml", []byte("items: !00000 00\n"), &v)
+	if err == nil || !strings.HasPrefix(err.Error(), "x.yaml") {
+		t.Fatalf("a tag on a sequence: %v", err)
+	}
+}

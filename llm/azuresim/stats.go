@@ -19,7 +19,9 @@ type Stats struct {
 	// TokensCharged is the sum of admission estimates; TokensRefunded what
 	// the release policy gave back; PromptTokens and CompletionTokens are
 	// what the calls really used.
-	TokensCharged    int64 `json:"tokens_charged"`
+	TokensCharged int64 `json:"tokens_charged"`
+	// WindowTokens is what the current token window holds.
+	WindowTokens     int64 `json:"window_tokens"`
 	TokensRefunded   int64 `json:"tokens_refunded"`
 	PromptTokens     int64 `json:"prompt_tokens"`
 	CompletionTokens int64 `json:"completion_tokens"`
@@ -54,6 +56,8 @@ func (s *Sim) Stats() Snapshot {
 			st := d.stats
 			st.Resource, st.Deployment, st.Pool = r.name, name, d.pooled
 			st.TPM, st.RPM, st.EffectiveTPM = d.cfg.TPM, d.cfg.RPM, d.own.tokenLimit(now)
+			d.own.tokens.at(now)
+			st.WindowTokens = d.own.tokens.used
 			snap.Deployments = append(snap.Deployments, st)
 		}
 	}

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
+
+	"github.com/headroom-agent/headroom/llm/fleetbench"
+)
+
+func benchFleet(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("bench fleet", "", stderr)
+	agents := fs.Int("agents", 400, "agents' worth of callers in the fleet")
+	processes := fs.Int("processes", 4, "OS processes the agents are split over")
+	redisURL := fs.String("redis", envOr("REDIS_URL", "redis://127.0.0.1:6379/0"), "the Redis the processes share")
+	window := fs.Duration("window", 6*time.Second, "the simulated minute (compressed; the request windows scale with it)")
+	windows := fs.Int("windows", 4, "how many windows the fleet runs per strategy")
+	strategy := fs.String("strategy", "", "run one strategy: "+strings.Join(fleetbench.Strategies, ", "))
+	plot := fs.String("plot", "fleet.svg", "write the reserved-fraction plot (SVG) here; empty for none")
+	asJSON := fs.Bool("json", false, "print an array of rows as JSON")
+	if code, done := parse(fs, args, stdout); done {
+		return code
+	}
+	if *agents < *processes || *processes < 1 {
+		fprintf(stderr, "headroom bench fleet: --agents %d must be at least --processes %d, which must be at least 1\n", *agents, *processes)
+		return exitUsage
+	}
+	opts := fleetbench.Options{
+		Agents: *agents, Processes: *processes, Redis: *redisURL, Window: *window, Windows: *windows,
+		Progress: stderr,
+		Worker: func() *exec.Cmd {
+			self, err := os.Executable()
+			if err != nil {
+				self = os.Args[0]
+			}
+			return exec.CommandContext(ctx, self, "bench", "fleet-worker")
+		},
+	}
+	if *strategy != "" {
+		known := false
+		for _, s := range fleetbench.Strategies {
+			known = known || s == *strategy
+		}
+		if !known {
+			fprintf(stderr, "headroom bench fleet: unknown strategy %q (have %s)\n", *strategy, strings.Join(fleetbench.Strategies, ", "))
+			return exitUsage
+		}
+		opts.Strategies = []string{*strategy}
+	}
+	rows, err := fleetbench.Run(ctx, opts)
+	if err != nil {
+		fprintf(stderr, "headroom bench fleet: %v\n", err)
+		return exitFailed
+	}
+	if *plot != "" {
+		f, err := os.Create(*plot)
+		if err == nil {
+			var names []string
+			for _, d := range rows[0].Deployments {
+				names = append(names, d.Name)
+			}
+			err = fleetbench.Plot(f, rows, names)
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+		}
+		if err != nil {
+			fprintf(stderr, "headroom bench fleet: plot: %v\n", err)
+		} else {
+			fprintf(stderr, "headroom bench fleet: plot written to %s\n", *plot)
+		}
+	}
+	if *asJSON {
+		return printJSON(stdout, rows)
+	}
+	fleetbench.Print(stdout, rows)
+	return exitOK
+}
+
+// benchFleetWorker is one process of a fleet: it reads its spec on stdin
+// and prints its result.
+func benchFleetWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	var spec fleetbench.WorkerSpec
+	if err := json.NewDecoder(os.Stdin).Decode(&spec); err != nil {
+		fprintf(stderr, "headroom bench fleet-worker: spec on stdin: %v\n", err)
+		return exitUsage
+	}
+	res, err := fleetbench.RunWorker(ctx, spec)
+	if err != nil {
+		fprintf(stderr, "headroom bench fleet-worker: %v\n", err)
+		return exitFailed
+	}
+	return printJSON(stdout, res)
+}

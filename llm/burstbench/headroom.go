@@ -1,0 +1,49 @@
+package burstbench
+
+import (
+	"context"
+
+	"github.com/headroom-agent/headroom/budget"
+	"github.com/headroom-agent/headroom/llm/tokens"
+)
+
+// Headroom is headroom's own strategy: every request goes through the
+// budget router, which reserves it before it is sent, spaces admissions at
+// the deployment's request rate and has the rest wait their turn in its
+// queue, so the deployment is never asked for more than it has.
+func Headroom(t Target) Strategy {
+	return Strategy{
+		Name: "headroom",
+		Desc: "budget router: reserve before sending, spaced at the quota",
+		Run: func(ctx context.Context, t Target, n, maxAttempts int) Row {
+			cfg := &budget.Config{
+				Window: t.minute(),
+				Deployments: []budget.Deployment{{
+					Name: t.Deployment, Endpoint: t.Endpoint, Model: "gpt-4o",
+					TPM: int64(t.RPM) * 1000 / 6, RPM: int64(t.RPM), Auth: budget.Auth{APIKeyEnv: "UNUSED"},
+				}},
+			}
+			if _, err := cfg.Validate(); err != nil {
+				panic(err) // a constant config: failing here is a bug
+			}
+			extra := maxAttempts - 1 // the pool has one deployment
+			if extra <= 0 {
+				extra = -1
+			}
+			router, err := budget.NewRouter(budget.NewMemStore(budget.MemOptions{Window: cfg.Window}), cfg, budget.RouterOptions{ExtraWaits: extra})
+			if err != nil {
+				panic(err)
+			}
+			// What Azure charges the call: its character estimate plus
+			// its answer cap.
+			cost := int64(tokens.CharEstimate([]tokens.Message{{Role: "user", Content: chatPrompt}})) + chatMaxTokens
+			return Measure(ctx, "headroom", t, n, func(ctx context.Context, _ int, attempt Send) bool {
+				_, _, err := router.Do(ctx, budget.Call{Tokens: cost}, func(ctx context.Context, _ *budget.Lease) budget.Outcome {
+					status, h, err := attempt(ctx)
+					return budget.Outcome{Sent: true, Status: status, Header: h, Err: err}
+				})
+				return err == nil
+			})
+		},
+	}
+}
