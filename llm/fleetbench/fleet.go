@@ -98,6 +98,19 @@ func (o *Options) defaults() {
 	if o.Progress == nil {
 		o.Progress = io.Discard
 	}
+	// The worker processes' stderr is copied here from several goroutines.
+	o.Progress = &lockedWriter{w: o.Progress}
+}
+
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
 
 // Run runs every strategy in turn, each against a fresh simulator.
