@@ -433,3 +433,10 @@ func FuzzParseConfig(f *testing.F) {
 		_ = c.Pools()
 	})
 }
+
+func TestSampleConfigParses(t *testing.T) {
+	cfg, warnings, err := budget.LoadConfig("../testdata/configs/headroom.yaml")
+	if err != nil || len(warnings) != 0 || len(cfg.Deployments) != 3 || cfg.Deployments[0].QuotaRPM != 1440 {
+		t.Fatalf("the sample config: %v, %v, %+v", err, warnings, cfg)
+	}
+}

@@ -220,9 +220,7 @@ func (r *Router) Acquire(ctx context.Context, c Call, exclude ...string) (*Lease
 				l := &Lease{Deployment: cd.rt.d, Reservation: res, Headroom: cd.frac, router: r, route: cd.rt, call: c, seen: cd.u}
 				l.probe = cd.rt.br.startProbe()
 				if c.Session != "" {
-					r.mu.Lock()
-					r.sessions[c.Session] = cd.rt
-					r.mu.Unlock()
+					r.remember(c.Session, cd.rt)
 				}
 				return l, nil
 			case errors.As(err, &ref):
@@ -264,6 +262,19 @@ func (r *Router) Acquire(ctx context.Context, c Call, exclude ...string) (*Lease
 			return nil, fmt.Errorf("%w: %w", ErrShed, ctx.Err())
 		}
 	}
+}
+
+// maxSessions bounds the affinity map: a process serves a few sessions at
+// a time, and forgetting old ones costs a cold cache, nothing more.
+const maxSessions = 10000
+
+func (r *Router) remember(session string, rt *route) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.sessions[session]; !ok && len(r.sessions) >= maxSessions {
+		clear(r.sessions)
+	}
+	r.sessions[session] = rt
 }
 
 // candidates are the routes that may serve c.

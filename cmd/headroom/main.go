@@ -43,7 +43,7 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"sim", "serve a simulated Azure OpenAI endpoint with Azure's rate limits", runSim},
-		{"bench", "measure: bench store (the budget store's throughput and latency)", runBench},
+		{"bench", "measure: bench store, bench burst, bench fleet", runBench},
 		{"demo", "run the offline demo against the embedded simulator", runDemo},
 		{"version", "print the version", runVersion},
 		{"help", "show help for headroom or one command", runHelp},

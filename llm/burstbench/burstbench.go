@@ -16,13 +16,13 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"text/tabwriter"
 	"time"
 
+	"github.com/headroom-agent/headroom/budget"
 	"github.com/headroom-agent/headroom/llm/azuresim"
 )
 
@@ -116,7 +116,7 @@ func exponential(t Target, a int, _ http.Header) time.Duration {
 
 // serverSays sleeps what the last answer asked for, or 1 s without one.
 func serverSays(t Target, _ int, h http.Header) time.Duration {
-	if d, ok := RetryAfter(h, time.Now()); ok {
+	if d := budget.RetryAfter(h, time.Now()); d > 0 {
 		return d
 	}
 	return t.scaled(time.Second)
@@ -221,31 +221,6 @@ func succeeded(status int, err error) bool { return err == nil && status >= 200 
 func retryable(status int, err error) bool {
 	return err != nil || status == 0 || status == http.StatusTooManyRequests ||
 		status == http.StatusRequestTimeout || status >= 500
-}
-
-// RetryAfter is how long h asks a client to wait: retry-after-ms when
-// present, else retry-after in seconds or as an HTTP date (counted from
-// now). ok is false when h says nothing usable.
-func RetryAfter(h http.Header, now time.Time) (d time.Duration, ok bool) {
-	if v := strings.TrimSpace(h.Get("retry-after-ms")); v != "" {
-		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms >= 0 && !math.IsInf(ms, 0) {
-			return time.Duration(ms * float64(time.Millisecond)), true
-		}
-	}
-	v := strings.TrimSpace(h.Get("retry-after"))
-	if v == "" {
-		return 0, false
-	}
-	if s, err := strconv.ParseFloat(v, 64); err == nil {
-		if s < 0 || math.IsInf(s, 0) {
-			return 0, false
-		}
-		return time.Duration(s * float64(time.Second)), true
-	}
-	if at, err := http.ParseTime(v); err == nil {
-		return max(0, at.Sub(now)), true
-	}
-	return 0, false
 }
 
 // Measure sends n requests to t, all released at the same instant, and

@@ -5,42 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 )
-
-func TestRetryAfter(t *testing.T) {
-	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	cases := []struct {
-		name   string
-		header map[string]string
-		want   time.Duration
-		ok     bool
-	}{
-		{"milliseconds win", map[string]string{"retry-after-ms": "350", "retry-after": "1"}, 350 * time.Millisecond, true},
-		{"fractional milliseconds", map[string]string{"retry-after-ms": "12.5"}, 12500 * time.Microsecond, true},
-		{"seconds", map[string]string{"retry-after": "7"}, 7 * time.Second, true},
-		{"HTTP date", map[string]string{"retry-after": now.Add(3 * time.Second).Format(http.TimeFormat)}, 3 * time.Second, true},
-		{"date in the past", map[string]string{"retry-after": now.Add(-time.Minute).Format(http.TimeFormat)}, 0, true},
-		{"bad milliseconds fall back to seconds", map[string]string{"retry-after-ms": "soon", "retry-after": "2"}, 2 * time.Second, true},
-		{"negative", map[string]string{"retry-after": "-4"}, 0, false},
-		{"garbage", map[string]string{"retry-after": "later"}, 0, false},
-		{"missing", nil, 0, false},
-	}
-	for _, c := range cases {
-		h := http.Header{}
-		for k, v := range c.header {
-			h.Set(k, v)
-		}
-		got, ok := RetryAfter(h, now)
-		if got != c.want || ok != c.ok {
-			t.Errorf("%s: RetryAfter(%v) = %v, %v; want %v, %v", c.name, c.header, got, ok, c.want, c.ok)
-		}
-	}
-}
 
 // TestBaselines runs A to E against compressed simulators: a 6 s window
 // makes 60 RPM admit one request per 100 ms and ten per second.
