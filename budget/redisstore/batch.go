@@ -5,8 +5,14 @@ import (
 	"sync"
 )
 
-// maxBatch bounds how many calls share one script run.
-const maxBatch = 128
+// maxBatch bounds how many calls share one script run; maxInFlight how
+// many runs of one deployment may be on the wire at once. Two keep the
+// server busy while the next batch fills, so a caller waits for about one
+// round trip rather than for the batch ahead of it and then its own.
+const (
+	maxBatch    = 128
+	maxInFlight = 2
+)
 
 // batcher groups the calls made on one deployment while a script run for it
 // is in flight, and sends them together as the next run: group commit. A
@@ -20,8 +26,16 @@ type batcher[T any] struct {
 	mu      sync.Mutex
 	queue   []*T
 	waiters []chan struct{}
-	busy    bool
+	running int             // loops sending batches, at most maxInFlight
 	idle    []chan struct{} // closed when the queue next runs dry
+}
+
+// start adds a sending loop if there is room for one; b.mu is held.
+func (b *batcher[T]) start() {
+	if b.running < maxInFlight {
+		b.running++
+		go b.loop()
+	}
 }
 
 // do queues item and returns once a batch carrying it has run, or when ctx
@@ -32,10 +46,7 @@ func (b *batcher[T]) do(ctx context.Context, item *T) (ran <-chan struct{}, aban
 	b.mu.Lock()
 	b.queue = append(b.queue, item)
 	b.waiters = append(b.waiters, done)
-	if !b.busy {
-		b.busy = true
-		go b.loop()
-	}
+	b.start()
 	b.mu.Unlock()
 	select {
 	case <-done:
@@ -51,16 +62,13 @@ func (b *batcher[T]) post(item *T) {
 	defer b.mu.Unlock()
 	b.queue = append(b.queue, item)
 	b.waiters = append(b.waiters, nil)
-	if !b.busy {
-		b.busy = true
-		go b.loop()
-	}
+	b.start()
 }
 
 // flush returns once every item queued before it has run, or ctx ends.
 func (b *batcher[T]) flush(ctx context.Context) error {
 	b.mu.Lock()
-	if !b.busy {
+	if b.running == 0 {
 		b.mu.Unlock()
 		return nil
 	}
@@ -75,17 +83,19 @@ func (b *batcher[T]) flush(ctx context.Context) error {
 	}
 }
 
-// loop runs batches until the queue is empty.
+// loop sends batches until the queue is empty.
 func (b *batcher[T]) loop() {
 	for {
 		b.mu.Lock()
 		n := min(len(b.queue), maxBatch)
 		if n == 0 {
-			b.busy = false
-			for _, c := range b.idle {
-				close(c)
+			b.running--
+			if b.running == 0 {
+				for _, c := range b.idle {
+					close(c)
+				}
+				b.idle = nil
 			}
-			b.idle = nil
 			b.mu.Unlock()
 			return
 		}
