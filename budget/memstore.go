@@ -69,7 +69,8 @@ func (s *MemStore) Window() time.Duration { return s.opts.Window }
 
 // Flush has nothing to do: settles apply at once.
 func (s *MemStore) Flush(context.Context) error { return nil }
-func (s *MemStore) Close() error                { return nil }
+
+func (s *MemStore) Close() error { return nil }
 
 // dep returns the deployment's state with its windows rolled to now.
 func (s *MemStore) dep(name string, now time.Time) *memDeployment {
@@ -126,7 +127,7 @@ func (s *MemStore) Reserve(ctx context.Context, id, deployment string, cost Cost
 	d.tok.reserved += cost.Tokens
 	d.c1 += cost.requests()
 	d.c10 += cost.requests()
-	if sp := lim.spacingMS(); sp > 0 {
+	if sp := lim.SpacingMS(); sp > 0 {
 		d.next = now.UnixMilli() + sp
 	}
 	r := Reservation{

@@ -87,7 +87,7 @@ type Router struct {
 	mu       sync.Mutex // guards rng and sessions
 	rng      *rand.Rand
 	sessions map[string]*route
-	queues   map[string]*queue // by pool
+	queues   map[string]*[2]queue // by pool, then class
 }
 
 // route is one deployment as the router sees it.
@@ -120,7 +120,7 @@ func NewRouter(store Store, cfg *Config, opts RouterOptions) (*Router, error) {
 		opts.ExtraWaits = 0
 	}
 	r := &Router{store: store, cfg: cfg, opts: opts, pools: map[string][]*route{}, Metrics: newMetrics(),
-		sessions: map[string]*route{}, queues: map[string]*queue{}}
+		sessions: map[string]*route{}, queues: map[string]*[2]queue{}}
 	r.rng = opts.Rand
 	if r.rng == nil {
 		r.rng = rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
@@ -133,7 +133,7 @@ func NewRouter(store Store, cfg *Config, opts RouterOptions) (*Router, error) {
 			bg.Margin = cmp.Or(cfg.Margin, DefaultMargin) * (1 - cfg.InteractiveFloor)
 			r.pools[name] = append(r.pools[name], &route{d: d, lim: lim, background: bg, br: &breaker{}})
 		}
-		r.queues[name] = &queue{}
+		r.queues[name] = &[2]queue{}
 	}
 	return r, nil
 }
@@ -195,7 +195,7 @@ func (r *Router) Acquire(ctx context.Context, c Call, exclude ...string) (*Lease
 		return nil, err
 	}
 	r.Metrics.add(func(m *MetricsSnapshot) { m.Calls++ })
-	leave, err := r.queues[cmp.Or(c.Pool, "default")].enter(ctx, c.Class)
+	leave, err := r.queues[cmp.Or(c.Pool, DefaultPool)][c.Class].enter(ctx)
 	if err != nil {
 		r.Metrics.add(func(m *MetricsSnapshot) { m.Shed++ })
 		return nil, fmt.Errorf("%w: %w", ErrShed, err)
@@ -279,7 +279,10 @@ func (r *Router) remember(session string, rt *route) {
 
 // candidates are the routes that may serve c.
 func (r *Router) candidates(c Call) ([]*route, error) {
-	pool := cmp.Or(c.Pool, "default")
+	if c.Class != Interactive && c.Class != Background {
+		return nil, fmt.Errorf("budget: unknown call class %d", c.Class)
+	}
+	pool := cmp.Or(c.Pool, DefaultPool)
 	routes := r.pools[pool]
 	if len(routes) == 0 {
 		return nil, fmt.Errorf("budget: no routing pool %q in the config", pool)
@@ -328,7 +331,7 @@ func (r *Router) score(ctx context.Context, c Call, routes []*route, exclude []s
 		cands = append(cands, candidate{rt: rt, u: u, frac: f})
 	}
 	if len(cands) == 0 {
-		return nil, fmt.Errorf("budget: every deployment of pool %q failed this call", cmp.Or(c.Pool, "default"))
+		return nil, fmt.Errorf("budget: every deployment of pool %q failed this call", cmp.Or(c.Pool, DefaultPool))
 	}
 	return cands, nil
 }

@@ -113,6 +113,26 @@ func TestBackgroundLeavesTheFloorToInteractive(t *testing.T) {
 	}
 }
 
+func TestInteractiveDoesNotQueueBehindBackground(t *testing.T) {
+	r := router(t, memStore(), config(t, "", "a:1000000"))
+	// Background may hold 850,000 × 0.9 = 765,000.
+	acquire(t, r, budget.Call{Tokens: 760000, Class: budget.Background})
+	// A background call waits at the head of its queue for the next
+	// window …
+	ctx, cancel := context.WithCancel(bg)
+	defer cancel()
+	go r.Acquire(ctx, budget.Call{Tokens: 10000, Class: budget.Background})
+	time.Sleep(50 * time.Millisecond)
+	// … while an interactive call takes the floor at once.
+	start := time.Now()
+	if _, err := r.Acquire(bg, budget.Call{Tokens: 10000, Class: budget.Interactive}); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took > 200*time.Millisecond {
+		t.Errorf("interactive waited %v behind a background call", took)
+	}
+}
+
 func TestWaitsForRoomWithinTheDeadline(t *testing.T) {
 	store := budget.NewMemStore(budget.MemOptions{Window: 300 * time.Millisecond})
 	r := router(t, store, config(t, "window: 300ms\n", "a:1000"))

@@ -164,15 +164,12 @@ const DefaultWindow = time.Minute
 // MinWindow keeps the 1 s request window at one millisecond or more.
 const MinWindow = 60 * time.Millisecond
 
-// spacingMS is Spacing in whole milliseconds, rounded up: rounding down
-// would admit a little faster than the windows allow.
-func (l Limits) spacingMS() int64 {
+// SpacingMS is Spacing in whole milliseconds, as the stores count it,
+// rounded up: rounding down would admit a little faster than the windows
+// allow.
+func (l Limits) SpacingMS() int64 {
 	return int64((l.Spacing + time.Millisecond - 1) / time.Millisecond)
 }
-
-// SpacingMS is Spacing in whole milliseconds, rounded up, as the stores
-// count it.
-func (l Limits) SpacingMS() int64 { return l.spacingMS() }
 
 // windowLengths returns the token, 1 s and 10 s window lengths in ms.
 func windowLengths(w time.Duration) (tokens, oneSec, tenSec int64) {
