@@ -19,12 +19,14 @@ func Headroom(t Target) Strategy {
 			cfg := &budget.Config{
 				Window: t.minute(),
 				Deployments: []budget.Deployment{{
-					Name: t.Deployment, Endpoint: t.Endpoint, Model: "gpt-4o",
+					// Requests go out through Measure's sender; the router
+					// only places them, so the endpoint is a placeholder.
+					Name: "burst", Endpoint: "https://burst.invalid", Model: "gpt-4o",
 					TPM: int64(t.RPM) * 1000 / 6, RPM: int64(t.RPM), Auth: budget.Auth{APIKeyEnv: "UNUSED"},
 				}},
 			}
 			if _, err := cfg.Validate(); err != nil {
-				panic(err) // a constant config: failing here is a bug
+				panic(err) // built from constants and a positive RPM: a bug
 			}
 			extra := maxAttempts - 1 // the pool has one deployment
 			if extra <= 0 {
