@@ -81,7 +81,7 @@ func Dial(url string, poolSize int) (redis.UniversalClient, error) {
 	quiet.Do(func() { redis.SetLogger(discard{}) })
 	o, err := redis.ParseURL(url)
 	if err != nil {
-		return nil, fmt.Errorf("redis url %q: %w", redactURL(url), err)
+		return nil, fmt.Errorf("redis url %q: %w", Redact(url), err)
 	}
 	o.DialTimeout = DefaultTimeout
 	o.ReadTimeout = DefaultTimeout
@@ -104,8 +104,8 @@ type discard struct{}
 
 func (discard) Printf(context.Context, string, ...any) {}
 
-// redactURL drops a password from a Redis URL before it is shown.
-func redactURL(u string) string {
+// Redact drops a password from a Redis URL, for messages.
+func Redact(u string) string {
 	at := strings.LastIndex(u, "@")
 	scheme := strings.Index(u, "://")
 	if at < 0 || scheme < 0 || at < scheme {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"io"
@@ -16,7 +17,7 @@ func benchFleet(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	fs := newFlagSet("bench fleet", "", stderr)
 	agents := fs.Int("agents", 400, "agents' worth of callers in the fleet")
 	processes := fs.Int("processes", 4, "OS processes the agents are split over")
-	redisURL := fs.String("redis", envOr("REDIS_URL", "redis://127.0.0.1:6379/0"), "the Redis the processes share")
+	redisURL := fs.String("redis", "", "the Redis `URL` the processes share (default $REDIS_URL, else redis://127.0.0.1:6379/0)")
 	window := fs.Duration("window", 6*time.Second, "the simulated minute (compressed; the request windows scale with it)")
 	windows := fs.Int("windows", 4, "how many windows the fleet runs per strategy")
 	strategy := fs.String("strategy", "", "run one strategy: "+strings.Join(fleetbench.Strategies, ", "))
@@ -25,6 +26,8 @@ func benchFleet(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if code, done := parse(fs, args, stdout); done {
 		return code
 	}
+	// Not a flag default: a password in $REDIS_URL would show in -h.
+	*redisURL = cmp.Or(*redisURL, os.Getenv("REDIS_URL"), "redis://127.0.0.1:6379/0")
 	if *agents < *processes || *processes < 1 {
 		fprintf(stderr, "headroom bench fleet: --agents %d must be at least --processes %d, which must be at least 1\n", *agents, *processes)
 		return exitUsage

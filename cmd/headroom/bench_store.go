@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -18,7 +19,7 @@ import (
 
 func benchStore(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("bench store", "", stderr)
-	redisURL := fs.String("redis", envOr("REDIS_URL", "redis://127.0.0.1:6379/0"), "Redis to measure (default $REDIS_URL or the local one)")
+	redisURL := fs.String("redis", "", "Redis `URL` to measure (default $REDIS_URL, else redis://127.0.0.1:6379/0)")
 	clientsFlag := fs.String("clients", "1,16,64", "comma-separated numbers of concurrent clients, one row each")
 	duration := fs.Duration("duration", 2*time.Second, "how long each row runs")
 	window := fs.Duration("window", 6*time.Second, "token window; short keeps the reservation records' TTLs short")
@@ -27,6 +28,8 @@ func benchStore(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if code, done := parse(fs, args, stdout); done {
 		return code
 	}
+	// Not a flag default: a password in $REDIS_URL would show in -h.
+	*redisURL = cmp.Or(*redisURL, os.Getenv("REDIS_URL"), "redis://127.0.0.1:6379/0")
 	var clients []int
 	for _, f := range strings.Split(*clientsFlag, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
@@ -53,7 +56,7 @@ func benchStore(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		row := storebench.Run(ctx, s, n, *duration)
 		s.Close()
 		if row.Reservations == 0 {
-			fprintf(stderr, "headroom bench store: no reservation succeeded (%d errors): is Redis at %s?\n", row.Errors, *redisURL)
+			fprintf(stderr, "headroom bench store: no reservation succeeded (%d errors): is Redis at %s?\n", row.Errors, redisstore.Redact(*redisURL))
 			return exitFailed
 		}
 		rows = append(rows, row)
@@ -111,11 +114,4 @@ func redisCeiling(ctx context.Context, url string, window time.Duration) (storeb
 	defer s.Close()
 	sha, keys, args := s.ReserveCall("bench", "__rand_int__", budget.Cost{Tokens: 200}, budget.Limits{Tokens: 1 << 50, Requests: 1 << 50, Margin: 1})
 	return storebench.RedisCeiling(ctx, url, sha, keys, args, 64, 200000)
-}
-
-func envOr(name, def string) string {
-	if v := os.Getenv(name); v != "" {
-		return v
-	}
-	return def
 }
