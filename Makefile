@@ -18,10 +18,14 @@ build:
 # Each fuzz target for a short while; FUZZTIME=5m for longer.
 FUZZTIME ?= 30s
 fuzz:
-	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime $(FUZZTIME) ./internal/yamlconf
-	$(GO) test -run '^$$' -fuzz FuzzParseConfig -fuzztime $(FUZZTIME) ./llm/azuresim
-	$(GO) test -run '^$$' -fuzz FuzzParseDeploymentFlag -fuzztime $(FUZZTIME) ./llm/azuresim
-	$(GO) test -run '^$$' -fuzz FuzzChatBody -fuzztime $(FUZZTIME) ./llm/azuresim
+	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./internal/yamlconf
+	$(GO) test -run '^$$' -fuzz '^FuzzParseConfig$$' -fuzztime $(FUZZTIME) ./llm/azuresim
+	$(GO) test -run '^$$' -fuzz '^FuzzParseDeploymentFlag$$' -fuzztime $(FUZZTIME) ./llm/azuresim
+	$(GO) test -run '^$$' -fuzz '^FuzzChatBody$$' -fuzztime $(FUZZTIME) ./llm/azuresim
+	$(GO) test -run '^$$' -fuzz '^FuzzHeuristic$$' -fuzztime $(FUZZTIME) ./llm/azuresim
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./calltypes
+	$(GO) test -run '^$$' -fuzz '^FuzzParseConfig$$' -fuzztime $(FUZZTIME) ./budget
+	$(GO) test -run '^$$' -fuzz '^FuzzParseFeedback$$' -fuzztime $(FUZZTIME) ./budget
 
 bench:
 	$(GO) test -run '^$$' -bench . ./...

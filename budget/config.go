@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"os"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -41,9 +42,45 @@ type Config struct {
 	// code, while the file can write 0 to always keep affinity.
 	AffinityThreshold float64      `yaml:"affinity_threshold"`
 	Deployments       []Deployment `yaml:"deployments"`
+	// CallTypes overrides call types' caps by name. The budget does not
+	// know which types exist (users register their own): ApplyCallTypes
+	// hands each override to whoever does, and reports its errors at the
+	// override's line.
+	CallTypes map[string]CallTypeCaps `yaml:"calltypes"`
 
 	// Set when the file wrote 0 explicitly, so a later Validate keeps it.
 	floorSet, affinitySet bool
+	doc                   *yamlconf.Doc // the file's, for errors found later
+}
+
+// CallTypeCaps is one call type's override in the config file; zero
+// fields keep the type's own value.
+type CallTypeCaps struct {
+	MaxTokens   int64    `yaml:"max_tokens"`
+	N           int64    `yaml:"n"`
+	AllowN      bool     `yaml:"allow_n"` // the explicit opt-in to n > 1
+	Temperature *float64 `yaml:"temperature"`
+	Priority    string   `yaml:"priority"` // interactive or background
+}
+
+// ApplyCallTypes calls apply for every override, in name order, and turns
+// its error into one that names the file, line and field.
+func (c *Config) ApplyCallTypes(apply func(name string, caps CallTypeCaps) error) error {
+	names := make([]string, 0, len(c.CallTypes))
+	for n := range c.CallTypes {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		if err := apply(n, c.CallTypes[n]); err != nil {
+			field := "calltypes." + n
+			if c.doc != nil {
+				return c.doc.Errorf(field, "%v", err)
+			}
+			return fmt.Errorf("%s: %w", field, err)
+		}
+	}
+	return nil
 }
 
 // Defaults filled in by Validate.
@@ -164,6 +201,7 @@ func ParseConfig(file string, data []byte) (*Config, []Warning, error) {
 	// Only the file can say "0, not the default" for these two.
 	c.floorSet = doc.Line("interactive_floor") > 0
 	c.affinitySet = doc.Line("affinity_threshold") > 0
+	c.doc = doc
 	warn := func(field, format string, args ...any) Warning {
 		return Warning{File: file, Line: doc.Line(field), Field: field, Msg: fmt.Sprintf(format, args...)}
 	}

@@ -26,12 +26,31 @@ import (
 type Dispatcher struct {
 	router  *budget.Router
 	clients map[string]openai.Client // by resource and API version
+	secrets []string                 // the keys it read, to scrub from recordings
+}
+
+// Secrets are the API keys the dispatcher holds, for a cassette to scrub.
+func (d *Dispatcher) Secrets() []string { return d.secrets }
+
+// DispatcherOptions are the optional parts of a Dispatcher.
+type DispatcherOptions struct {
+	// HTTPClient is shared by every resource's client; default one with a
+	// large idle pool.
+	HTTPClient *http.Client
+	// Getenv reads the environment variables auth.api_key_env names;
+	// default os.Getenv.
+	Getenv func(string) string
 }
 
 // NewDispatcher makes one client per Azure resource (and API version) of
 // cfg, with the key from the environment variable each deployment names,
 // or Entra ID. Keys are read here, once, and never logged.
-func NewDispatcher(router *budget.Router, cfg *budget.Config, httpClient *http.Client) (*Dispatcher, error) {
+func NewDispatcher(router *budget.Router, cfg *budget.Config, o DispatcherOptions) (*Dispatcher, error) {
+	getenv := o.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	httpClient := o.HTTPClient
 	if httpClient == nil {
 		httpClient = &http.Client{Transport: &http.Transport{
 			Proxy:               http.ProxyFromEnvironment,
@@ -56,11 +75,12 @@ func NewDispatcher(router *budget.Router, cfg *budget.Config, httpClient *http.C
 		}
 		switch {
 		case dep.Auth.APIKeyEnv != "":
-			k := os.Getenv(dep.Auth.APIKeyEnv)
+			k := getenv(dep.Auth.APIKeyEnv)
 			if k == "" {
 				return nil, fmt.Errorf("deployment %s: environment variable %s (auth.api_key_env) is empty or unset", dep.Name, dep.Auth.APIKeyEnv)
 			}
 			opts = append(opts, azure.WithAPIKey(k))
+			d.secrets = append(d.secrets, k)
 		case dep.Auth.Entra:
 			if cred == nil {
 				var err error

@@ -42,7 +42,7 @@ func newFixture(t *testing.T, simCfg azuresim.Config, yaml string) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	disp, err := NewDispatcher(router, cfg, nil)
+	disp, err := NewDispatcher(router, cfg, DispatcherOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	subs := map[string]func(context.Context, []string, io.Writer, io.Writer) int{
 		"store":        benchStore,
 		"burst":        benchBurst,
+		"caps":         benchCaps,
 		"fleet":        benchFleet,
 		"fleet-worker": benchFleetWorker, // one process of bench fleet
 	}
@@ -23,12 +24,13 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			"\tstore   reserve+settle throughput and latency of the budget store\n"+
 			"\tfleet   a cold-start fleet of processes sharing Redis, routing strategies side by side\n"+
 			"\tburst   90 simultaneous chat completions at one 60 RPM deployment, per client strategy\n"+
+			"\tcaps    each call type's charge with its own cap and with a flat 4,096\n"+
 			"\nRun \"headroom bench BENCHMARK -h\" for its flags.\n")
 		return code
 	}
 	sub, ok := subs[args[0]]
 	if !ok {
-		fprintf(stderr, "headroom bench: unknown benchmark %q (have: store, fleet, burst)\n", args[0])
+		fprintf(stderr, "headroom bench: unknown benchmark %q (have: store, fleet, burst, caps)\n", args[0])
 		return exitUsage
 	}
 	return sub(ctx, args[1:], stdout, stderr)

@@ -43,7 +43,9 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"sim", "serve a simulated Azure OpenAI endpoint with Azure's rate limits", runSim},
-		{"bench", "measure: bench store, bench burst, bench fleet", runBench},
+		{"calltypes", "list the call types and their caps", runCalltypes},
+		{"call", "run one call of a call type and print its record", runCall},
+		{"bench", "measure: bench store, bench burst, bench fleet, bench caps", runBench},
 		{"demo", "run the offline demo against the embedded simulator", runDemo},
 		{"version", "print the version", runVersion},
 		{"help", "show help for headroom or one command", runHelp},

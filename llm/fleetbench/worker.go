@@ -141,7 +141,7 @@ func headroomCaller(store budget.Store, spec WorkerSpec, window time.Duration) (
 	if err != nil {
 		return nil, err
 	}
-	disp, err := llm.NewDispatcher(router, cfg, nil)
+	disp, err := llm.NewDispatcher(router, cfg, llm.DispatcherOptions{})
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,231 @@
+package calltypes
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"unicode/utf8"
+)
+
+// Names of the built-in types.
+const (
+	Planning  = "planning"
+	ClickPick = "click-pick"
+	YesNo     = "yes-no"
+	Summarize = "summarize"
+)
+
+// Limits of the built-in answers, in characters. The parsers refuse an
+// answer beyond them, the schemas and prompts state them, and the caps are
+// sized from them.
+const (
+	maxPlanSteps     = 8
+	maxStepChars     = 120
+	maxPickTextChars = 300 // a long URL, or a form field's text
+	maxPickReason    = 200
+	maxVerdictReason = 150
+	maxSummaryAnswer = 2000
+)
+
+// Caps of the built-in types. Each is the longest valid answer of its
+// schema, counted in o200k_base tokens, plus 10% (structured outputs emit
+// the JSON exactly, so little more is needed), rounded up to a multiple of
+// 16. The longest answers are built by the longestAnswer test helper from
+// realistic text at every limit above: English, taking its costliest
+// windows (figures and symbols cost more per character than words); for
+// click-pick a long URL with query parameters and a session id; for
+// summarize an extraction listing items with prices, codes and dates,
+// which costs nearly twice what 2,000 characters of prose do (438 tokens).
+// TestBuiltinCaps keeps this table true.
+//
+//	type        longest answer            cap
+//	planning    228 tokens,   995 chars   256
+//	click-pick  167 tokens,   554 chars   192
+//	yes-no       50 tokens,   178 chars    64
+//	summarize   792 tokens, 2,033 chars   880
+//
+// The limits count characters and the caps tokens: an answer in a script
+// that takes more tokens per character (Chinese, Japanese, Thai) can reach
+// the cap before the limit; raise the cap with an Override for such sites.
+const (
+	planningCap  = 256
+	clickPickCap = 192
+	yesNoCap     = 64
+	summarizeCap = 880
+)
+
+// builtins are the four types every agent step uses. All run at
+// temperature 0 (the zero value): the same page gets the same answer,
+// which replays and cassettes rely on.
+func builtins() []Type {
+	return []Type{
+		{
+			Name:      Planning,
+			MaxTokens: planningCap,
+			Priority:  Interactive,
+			System: fmt.Sprintf(`You plan how a browser agent will reach a goal on a website.
+The user message is JSON: the goal and the page the agent is on (url, title, its interactive elements by index, and its visible text).
+Reply with 1 to %d steps in the order the agent should take them. Each step is one short instruction of at most %d characters, naming what to click, type or read; do not number them. Plan only what the pages can do, and end with the step that yields what the goal asks for.`,
+				maxPlanSteps, maxStepChars),
+			Schema: object(map[string]any{
+				"steps": map[string]any{
+					"type":        "array",
+					"description": fmt.Sprintf("1 to %d steps, in order, each at most %d characters", maxPlanSteps, maxStepChars),
+					"items":       map[string]any{"type": "string"},
+				},
+			}),
+			Parse: JSONParser(validatePlan),
+		},
+		{
+			Name:      ClickPick,
+			MaxTokens: clickPickCap,
+			Priority:  Interactive,
+			System: fmt.Sprintf(`You choose a browser agent's next action toward a goal.
+The user message is JSON: the goal, the plan and the current step (counted from 0), the page (url, title, its interactive elements by index, and its visible text) and the last actions taken.
+Reply with one action:
+- click: index is the element to click.
+- type: index is the input, text is what to type into it.
+- select: index is the drop-down, text is the option to choose.
+- scroll: text is "up" or "down"; or index is an element to bring into view, with text empty.
+- navigate: text is the full URL to open.
+- done: the goal is met, or cannot be met on this site; reason says which.
+Use only indexes listed in the page's elements; index is -1 when the action has no element. text is at most %d characters and empty when the action needs none. reason says in at most %d characters why this action moves toward the goal.`,
+				maxPickTextChars, maxPickReason),
+			Schema: object(map[string]any{
+				"action": map[string]any{
+					"type": "string",
+					"enum": []any{ActClick, ActType, ActSelect, ActScroll, ActNavigate, ActDone},
+				},
+				"index": map[string]any{
+					"type":        "integer",
+					"description": "the element's index from the page's elements; -1 when the action has none",
+				},
+				"text": map[string]any{
+					"type":        "string",
+					"description": fmt.Sprintf("what to type, the option to select, the URL to open, or up/down to scroll; at most %d characters; empty when not needed", maxPickTextChars),
+				},
+				"reason": map[string]any{
+					"type":        "string",
+					"description": fmt.Sprintf("why, at most %d characters", maxPickReason),
+				},
+			}),
+			Parse: JSONParser(validateAction),
+		},
+		{
+			Name:      YesNo,
+			MaxTokens: yesNoCap,
+			Priority:  Interactive,
+			System: fmt.Sprintf(`You check a browser agent's progress.
+The user message is JSON: a question (did the last action achieve what it meant to, or is the goal met), the goal, the last action and the page as it is now (url, title, its interactive elements by index, and its visible text).
+Answer true only if the page shows it, false otherwise. reason gives the evidence from the page in at most %d characters.`,
+				maxVerdictReason),
+			Schema: object(map[string]any{
+				"answer": map[string]any{"type": "boolean"},
+				"reason": map[string]any{
+					"type":        "string",
+					"description": fmt.Sprintf("the evidence, at most %d characters", maxVerdictReason),
+				},
+			}),
+			Parse: JSONParser(validateVerdict),
+		},
+		{
+			Name:      Summarize,
+			MaxTokens: summarizeCap,
+			Priority:  Interactive,
+			System: fmt.Sprintf(`You write the final answer of a browser task.
+The user message is JSON: the goal, the page the task ended on (url, title, its interactive elements by index, and its visible text) and notes from earlier steps, oldest first.
+Answer what the goal asks, using only the page and the notes; give the values it asks for exactly as they appear. If the answer is not there, say so and say what was found instead. At most %d characters, no preamble.`,
+				maxSummaryAnswer),
+			Schema: object(map[string]any{
+				"answer": map[string]any{
+					"type":        "string",
+					"description": fmt.Sprintf("the answer, at most %d characters", maxSummaryAnswer),
+				},
+			}),
+			Parse: JSONParser(validateSummary),
+		},
+	}
+}
+
+// object is a strict object schema: every property required, no others.
+func object(props map[string]any) map[string]any {
+	if props == nil {
+		props = map[string]any{} // "properties": {}, never null
+	}
+	return map[string]any{
+		"type":                 "object",
+		"properties":           props,
+		"required":             sortedKeys(props),
+		"additionalProperties": false,
+	}
+}
+
+func validatePlan(p Plan) error {
+	if len(p.Steps) == 0 {
+		return fmt.Errorf("steps is empty: give 1 to %d steps", maxPlanSteps)
+	}
+	if len(p.Steps) > maxPlanSteps {
+		return fmt.Errorf("steps has %d steps: give at most %d; merge the small ones", len(p.Steps), maxPlanSteps)
+	}
+	for i, s := range p.Steps {
+		if strings.TrimSpace(s) == "" {
+			return fmt.Errorf("steps[%d] is empty: every step says what to do", i)
+		}
+		if err := limit(fmt.Sprintf("steps[%d]", i), s, maxStepChars); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+var actions = []string{ActClick, ActType, ActSelect, ActScroll, ActNavigate, ActDone}
+
+func validateAction(a Action) error {
+	if !slices.Contains(actions, a.Action) {
+		return fmt.Errorf("action %q is not one of %s", a.Action, strings.Join(actions, ", "))
+	}
+	if a.Index < -1 {
+		return fmt.Errorf("index %d is not an element: use an index from the page's elements, or -1 for none", a.Index)
+	}
+	switch a.Action {
+	case ActClick, ActType, ActSelect:
+		if a.Index < 0 {
+			return fmt.Errorf("%s needs the index of an element from the page's elements", a.Action)
+		}
+	case ActScroll:
+		if a.Text != "up" && a.Text != "down" && !(a.Text == "" && a.Index >= 0) {
+			return fmt.Errorf(`scroll needs text "up" or "down", or the index of an element to scroll to with empty text; got text %q and index %d`, a.Text, a.Index)
+		}
+	}
+	switch a.Action {
+	case ActType, ActSelect, ActNavigate:
+		if strings.TrimSpace(a.Text) == "" {
+			what := map[string]string{ActType: "what to type", ActSelect: "the option to select", ActNavigate: "the URL to open"}[a.Action]
+			return fmt.Errorf("%s needs text: %s", a.Action, what)
+		}
+	}
+	if err := limit("text", a.Text, maxPickTextChars); err != nil {
+		return err
+	}
+	return limit("reason", a.Reason, maxPickReason)
+}
+
+func validateVerdict(v Verdict) error {
+	return limit("reason", v.Reason, maxVerdictReason)
+}
+
+func validateSummary(s Summary) error {
+	if strings.TrimSpace(s.Answer) == "" {
+		return errors.New("answer is empty: give the answer, or say that it was not found and what was found instead")
+	}
+	return limit("answer", s.Answer, maxSummaryAnswer)
+}
+
+// limit refuses s if it has more than max characters.
+func limit(field, s string, max int) error {
+	if n := utf8.RuneCountInString(s); n > max {
+		return fmt.Errorf("%s has %d characters: keep it to at most %d", field, n, max)
+	}
+	return nil
+}

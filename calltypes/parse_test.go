@@ -1,0 +1,196 @@
+package calltypes
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func parse(t *testing.T, name, text string) (any, error) {
+	t.Helper()
+	ty, ok := Default().Lookup(name)
+	if !ok {
+		t.Fatalf("no type %s", name)
+	}
+	return ty.Parse(text)
+}
+
+func TestParseGoodAnswers(t *testing.T) {
+	cases := []struct {
+		name, text string
+		want       any
+	}{
+		{Planning, `{"steps":["Search for the kettle","Open the cheapest result","Read its price"]}`,
+			Plan{Steps: []string{"Search for the kettle", "Open the cheapest result", "Read its price"}}},
+		{ClickPick, `{"action":"click","index":37,"text":"","reason":"the Search button"}`,
+			Action{Action: ActClick, Index: 37, Reason: "the Search button"}},
+		{ClickPick, " {\"action\": \"type\", \"index\": 4, \"text\": \"kettle\", \"reason\": \"\"}\n",
+			Action{Action: ActType, Index: 4, Text: "kettle"}},
+		{ClickPick, `{"action":"scroll","index":-1,"text":"down","reason":"the list goes on"}`,
+			Action{Action: ActScroll, Index: -1, Text: "down", Reason: "the list goes on"}},
+		{ClickPick, `{"action":"scroll","index":12,"text":"","reason":"bring the form into view"}`,
+			Action{Action: ActScroll, Index: 12, Reason: "bring the form into view"}},
+		{ClickPick, `{"action":"navigate","index":-1,"text":"https://example.com/a?b=1&c=2","reason":""}`,
+			Action{Action: ActNavigate, Index: -1, Text: "https://example.com/a?b=1&c=2"}},
+		{ClickPick, `{"action":"done","index":-1,"text":"","reason":"the order is placed"}`,
+			Action{Action: ActDone, Index: -1, Reason: "the order is placed"}},
+		{YesNo, `{"answer":true,"reason":"the cart shows 1 item"}`, Verdict{Answer: true, Reason: "the cart shows 1 item"}},
+		{Summarize, `{"answer":"£34.99"}`, Summary{Answer: "£34.99"}},
+	}
+	for _, c := range cases {
+		got, err := parse(t, c.name, c.text)
+		if err != nil {
+			t.Errorf("%s %s: %v", c.name, c.text, err)
+			continue
+		}
+		if !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%s %s: got %#v, want %#v", c.name, c.text, got, c.want)
+		}
+	}
+}
+
+// Every refusal says what is wrong in words the model can act on.
+func TestParseRefusals(t *testing.T) {
+	cases := []struct {
+		name, text string
+		want       string
+	}{
+		{ClickPick, ``, "the answer is empty"},
+		{ClickPick, "  \n", "the answer is empty"},
+		{ClickPick, `{"action":"click","index":37,"text":"","rea`, "stops after 43 bytes, before its JSON is complete"},
+		{ClickPick, `{"action":"click","index":37,"text":"","reason":"the Sea`, "it was cut off"},
+		{ClickPick, "```json\n{\"action\":\"click\"}\n```", "not valid JSON: invalid character '`' looking for beginning of value at byte 1"},
+		{ClickPick, `{"action":"click","index":37 "text":""}`, `after object key:value pair at byte 30, near "on\":\"click\",\"index\":37 \"text`},
+		{ClickPick, `{"action":"click","index":37,"text":"","reason":""} {"action":"done"}`, "goes on after its JSON value ends at byte 51, near"},
+		{ClickPick, `{"action":"click","index":37,"text":"","reason":""} I clicked it.`, "nothing before or after it"},
+		{ClickPick, `{"action":"click","text":"","reason":""}`, "field index is missing"},
+		{ClickPick, `{"action":"click","index":null,"text":"","reason":""}`, "field index is null; it must be a whole number"},
+		{ClickPick, `{"action":"click","index":"37","text":"","reason":""}`, "field index is a string; it must be a whole number"},
+		{ClickPick, `{"action":"click","index":3.5,"text":"","reason":""}`, "field index is 3.5; it must be a whole number (no fraction or exponent) from -9223372036854775808 to 9223372036854775807"},
+		{ClickPick, `{"action":"click","index":37,"text":"","reason":"","confidence":0.9}`, `field "confidence" the schema does not have: use only "action", "index", "text", "reason"`},
+		{ClickPick, `{"Action":"click","index":37,"text":"","reason":""}`, `field "Action" the schema does not have`},
+		{ClickPick, `["click",37]`, "the answer must be a JSON object"},
+		{ClickPick, `null`, "the answer is null"},
+		{ClickPick, `{"action":"hover","index":3,"text":"","reason":""}`, `action "hover" is not one of click, type, select, scroll, navigate, done`},
+		{ClickPick, `{"action":"click","index":-1,"text":"","reason":""}`, "click needs the index of an element"},
+		{ClickPick, `{"action":"select","index":-1,"text":"Blue","reason":""}`, "select needs the index"},
+		{ClickPick, `{"action":"done","index":-7,"text":"","reason":""}`, "index -7 is not an element"},
+		{ClickPick, `{"action":"type","index":4,"text":" ","reason":""}`, "type needs text: what to type"},
+		{ClickPick, `{"action":"navigate","index":-1,"text":"","reason":""}`, "navigate needs text: the URL to open"},
+		{ClickPick, `{"action":"scroll","index":-1,"text":"left","reason":""}`, `scroll needs text "up" or "down"`},
+		{ClickPick, `{"action":"scroll","index":-1,"text":"","reason":""}`, `scroll needs text "up" or "down"`},
+		{Planning, `{"steps":[]}`, "steps is empty: give 1 to 8 steps"},
+		{Planning, `{"steps":null}`, "field steps is null; it must be an array"},
+		{Planning, `{"steps":"Search, then buy"}`, "field steps must be a JSON array"},
+		{Planning, `{"steps":["Search",null]}`, "field steps[1] is null"},
+		{Planning, `{"steps":["Search",""]}`, "steps[1] is empty"},
+		{Planning, `{"steps":["Search",7]}`, "field steps[1] is a number; it must be a string"},
+		{Planning, `{"steps":["1","2","3","4","5","6","7","8","9"]}`, "steps has 9 steps: give at most 8"},
+		{Planning, `{"steps":["` + strings.Repeat("é", 121) + `"]}`, "steps[0] has 121 characters: keep it to at most 120"},
+		{YesNo, `{"answer":"yes","reason":""}`, "field answer is a string; it must be true or false"},
+		{YesNo, `{"reason":"it worked"}`, "field answer is missing"},
+		{YesNo, `{"answer":true,"reason":["a"]}`, "field reason is an array; it must be a string"},
+		{ClickPick, `{"action":"click","index":1e2,"text":"","reason":""}`, "field index is 1e2; it must be a whole number"},
+		{ClickPick, `{"action":{"name":"click"},"index":1,"text":"","reason":""}`, "field action is an object; it must be a string"},
+		{Summarize, `{"answer":""}`, "answer is empty"},
+		{Summarize, `{"answer":"` + strings.Repeat("a", 2001) + `"}`, "answer has 2001 characters: keep it to at most 2000"},
+	}
+	for _, c := range cases {
+		_, err := parse(t, c.name, c.text)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s %q:\n err  %v\n want %q", c.name, c.text, err, c.want)
+		}
+	}
+}
+
+func TestParseErrorsWrapTheCause(t *testing.T) {
+	_, err := parse(t, YesNo, `{"answer":tr`)
+	if !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Errorf("a cut-off answer: %v does not wrap io.ErrUnexpectedEOF", err)
+	}
+	_, err = parse(t, YesNo, `{"answer":yes}`)
+	var syn *json.SyntaxError
+	if !errors.As(err, &syn) || syn.Offset != 11 {
+		t.Errorf("invalid JSON: %v does not wrap a *json.SyntaxError at offset 11", err)
+	}
+}
+
+func TestJSONParserOptionalFields(t *testing.T) {
+	type answer struct {
+		Name  string  `json:"name"`
+		Note  string  `json:"note,omitempty"`
+		Price *string `json:"price"`
+		Skip  string  `json:"-"`
+		inner string
+	}
+	parse := JSONParser[answer](nil)
+	for _, text := range []string{`{"name":"a","price":null}`, `{"name":"a","note":"b","price":"1"}`, `{"name":"a","note":null,"price":null}`} {
+		if _, err := parse(text); err != nil {
+			t.Errorf("%s: %v", text, err)
+		}
+	}
+	for _, text := range []string{`{"name":"a"}`, `{"name":"a","price":null,"Skip":"x"}`, `{"name":"a","price":null,"inner":"x"}`} {
+		if _, err := parse(text); err == nil {
+			t.Errorf("%s: accepted", text)
+		}
+	}
+}
+
+func TestJSONParserNumberRanges(t *testing.T) {
+	parse := JSONParser[struct {
+		N uint8 `json:"n"`
+	}](nil)
+	if _, err := parse(`{"n":255}`); err != nil {
+		t.Error(err)
+	}
+	for _, text := range []string{`{"n":256}`, `{"n":-1}`} {
+		if _, err := parse(text); err == nil || !strings.Contains(err.Error(), "from 0 to 255") {
+			t.Errorf("%s: err = %v", text, err)
+		}
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	for _, name := range []string{Planning, ClickPick, YesNo, Summarize} {
+		f.Add(longestAnswer(name))
+	}
+	for _, s := range []string{
+		`{"steps":["Search for the kettle","Open the cheapest result"]}`,
+		`{"action":"click","index":37,"text":"","reason":"the Search button"}`,
+		`{"action":"scroll","index":-1,"text":"up","reason":""}`,
+		`{"answer":true,"reason":"yes"}`,
+		`{"answer":"\u00e9\ud83d\ude00 \"quoted\" \\ <b>&amp;</b>"}`,
+		`{"action":"click","index":37,"text":"","rea`,
+		`{"action":"type","index":1,"text":"\xff\xfe","reason":"","action":"done"}`,
+		`{"steps":["a"]} `,
+		`null`,
+	} {
+		f.Add(s)
+	}
+	types := Default().Types()
+	f.Fuzz(func(t *testing.T, text string) {
+		for _, ty := range types {
+			v, err := ty.Parse(text)
+			if err != nil {
+				if err.Error() == "" {
+					t.Fatalf("%s: an empty error for %q", ty.Name, text)
+				}
+				continue
+			}
+			again, err := json.Marshal(v)
+			if err != nil {
+				t.Fatalf("%s: %#v parsed from %q does not marshal: %v", ty.Name, v, text, err)
+			}
+			v2, err := ty.Parse(string(again))
+			if err != nil {
+				t.Fatalf("%s: %q parsed, but its re-marshalled form %s does not: %v", ty.Name, text, again, err)
+			}
+			if !reflect.DeepEqual(v, v2) {
+				t.Fatalf("%s: %q parsed to %#v, its re-marshalled form %s to %#v", ty.Name, text, v, again, v2)
+			}
+		}
+	})
+}

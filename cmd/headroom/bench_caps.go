@@ -1,0 +1,53 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"github.com/headroom-agent/headroom/calltypes"
+	"github.com/headroom-agent/headroom/llm"
+)
+
+// benchCaps compares each built-in type's charge against the rate limit
+// with its own cap and with a flat one, on the embedded simulator.
+func benchCaps(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("bench caps", "", stderr)
+	flat := fs.Int64("flat", 4096, "the flat max_tokens to compare with")
+	asJSON := fs.Bool("json", false, "print the rows and the factor as JSON")
+	if code, done := parse(fs, args, stdout); done {
+		return code
+	}
+	b, err := llm.OpenEmbedded(ctx)
+	if err != nil {
+		fprintf(stderr, "headroom bench caps: %v\n", err)
+		return exitFailed
+	}
+	defer b.Close()
+	inputs := map[string]any{}
+	for name := range llm.AgentMix {
+		in, ok := calltypes.ExampleInput(name)
+		if !ok {
+			fprintf(stderr, "headroom bench caps: no example input for %s\n", name)
+			return exitFailed
+		}
+		inputs[name] = in
+	}
+	rows, factor, err := llm.MeasureCaps(ctx, b.Dispatcher, inputs, llm.AgentMix, *flat)
+	if err != nil {
+		fprintf(stderr, "headroom bench caps: %v\n", err)
+		return exitFailed
+	}
+	if *asJSON {
+		return printJSON(stdout, map[string]any{"flat": *flat, "rows": rows, "throughput_factor": factor})
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "type\tcalls in mix\tmax_tokens\tcharged/call\tcharged/call at %d\tused/call\t\n", *flat)
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t\n", r.Type, r.Weight, r.MaxTokens, r.Charged, r.FlatCharged, r.Used)
+	}
+	tw.Flush()
+	fprintf(stdout, "throughput factor for the mix: %.2f× as many calls a minute with the types' caps as with max_tokens %d\n", factor, *flat)
+	return exitOK
+}

@@ -1,0 +1,60 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestCallOnTheEmbeddedSimulator(t *testing.T) {
+	dir := t.TempDir()
+	cassette := filepath.Join(dir, "run.jsonl")
+	in := "../../calltypes/examples/click-pick.json"
+	code, out, errs := runArgs(t, "call", "click-pick", "--input", in, "--record", cassette)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var rec map[string]any
+	if err := json.Unmarshal([]byte(out), &rec); err != nil {
+		t.Fatalf("not JSON: %q", out)
+	}
+	for _, k := range []string{"type", "deployment", "max_tokens", "n", "tokens_reserved", "tokens_used", "latency_ms", "output"} {
+		if _, ok := rec[k]; !ok {
+			t.Errorf("the record lacks %q: %s", k, out)
+		}
+	}
+	if rec["n"] != 1.0 || rec["max_tokens"] != 192.0 {
+		t.Errorf("record %s", out)
+	}
+	// The same call answered from the cassette, with no simulator.
+	code, replayed, errs := runArgs(t, "call", "click-pick", "--input", in, "--replay", cassette)
+	if code != 0 || replayed != out {
+		t.Errorf("replay exit %d (%s):\n%s\nwant\n%s", code, errs, replayed, out)
+	}
+	data, _ := os.ReadFile(cassette)
+	if strings.Count(string(data), "\n") != 1 || strings.Contains(string(data), "embedded\"") {
+		t.Errorf("cassette: %s", data)
+	}
+}
+
+func TestCallRefusesBadInput(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "bad.json")
+	os.WriteFile(bad, []byte(`{"goal": "x",`), 0o600)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"call", "click-pick", "--input", bad}, "not JSON: it ends at byte"},
+		{[]string{"call", "extract-tabel", "--input", bad}, `unknown call type "extract-tabel"`},
+		{[]string{"call", "click-pick"}, "want one TYPE and --input FILE"},
+		{[]string{"call", "click-pick", "--input", "/no/such.json"}, "/no/such.json"},
+		{[]string{"call", "click-pick", "--input", bad, "--record", "a", "--replay", "b"}, "do not go together"},
+	} {
+		code, _, errs := runArgs(t, c.args...)
+		if code != 2 || !strings.Contains(errs, c.want) {
+			t.Errorf("headroom %v: exit %d, stderr %q, want 2 with %q", c.args, code, errs, c.want)
+		}
+	}
+}

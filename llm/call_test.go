@@ -1,0 +1,285 @@
+package llm
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/headroom-agent/headroom/budget"
+	"github.com/headroom-agent/headroom/calltypes"
+	"github.com/headroom-agent/headroom/llm/azuresim"
+	"github.com/headroom-agent/headroom/llm/tokens"
+)
+
+// simCaller is a Caller over a simulator whose request bodies the test
+// can read.
+type simCaller struct {
+	*Caller
+	sim    *azuresim.Sim
+	mu     sync.Mutex
+	bodies []map[string]any
+}
+
+func newSimCaller(t *testing.T, reply string, models map[string]azuresim.Model) *simCaller {
+	t.Helper()
+	sim, err := azuresim.New(azuresim.Config{Deployments: []azuresim.Deployment{{Name: "d", Model: "gpt-4o", TPM: 1_000_000, Reply: reply}}}, azuresim.Options{Models: models})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := &simCaller{sim: sim}
+	h := sim.Handler()
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		var m map[string]any
+		json.Unmarshal(body, &m)
+		sc.mu.Lock()
+		sc.bodies = append(sc.bodies, m)
+		sc.mu.Unlock()
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(ts.Close)
+	cfg := &budget.Config{Deployments: []budget.Deployment{{Name: "d", Endpoint: ts.URL, Model: "gpt-4o", TPM: 1_000_000, Auth: budget.Auth{APIKeyEnv: "K"}}}}
+	if _, err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	b, err := OpenBudget(context.Background(), cfg, DispatcherOptions{Getenv: func(string) string { return "sk-test-secret-0123456789" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(b.Close)
+	sc.Caller = &Caller{Types: calltypes.Default(), Dispatcher: b.Dispatcher}
+	return sc
+}
+
+var page = calltypes.Page{
+	URL: "https://shop.example/", Title: "Shop",
+	Elements: []calltypes.Element{
+		{Index: 0, Role: "searchbox", Name: "Search products", Tag: "input", Type: "search"},
+		{Index: 1, Role: "button", Name: "Search", Tag: "button"},
+		{Index: 2, Role: "link", Name: "Trail running shoes", Tag: "a", Href: "/p/trail"},
+	},
+	Text: "Welcome to the shop. Trail running shoes from 89 EUR.",
+}
+
+// inputs are one input of each built-in type.
+var inputs = map[string]any{
+	"planning":   calltypes.PlanInput{Goal: "find trail running shoes and open the first result", Page: page},
+	"click-pick": calltypes.PickInput{Goal: "search for 'trail running shoes'", Page: page},
+	"yes-no":     calltypes.CheckInput{Question: "Is the goal met?", Goal: "find trail running shoes", Page: page},
+	"summarize":  calltypes.SummaryInput{Goal: "what do trail running shoes cost", Page: page},
+}
+
+func TestEveryBuiltinCarriesItsOwnCapAndN(t *testing.T) {
+	sc := newSimCaller(t, "heuristic", nil)
+	for _, typ := range calltypes.Default().Types() {
+		rec, err := sc.Call(context.Background(), typ.Name, inputs[typ.Name], CallOptions{})
+		if err != nil {
+			t.Fatalf("%s: %v", typ.Name, err)
+		}
+		sc.mu.Lock()
+		body := sc.bodies[len(sc.bodies)-1]
+		sc.mu.Unlock()
+		if body["max_tokens"] != float64(typ.MaxTokens) || body["n"] != 1.0 {
+			t.Errorf("%s: request max_tokens %v, n %v; want %d and 1", typ.Name, body["max_tokens"], body["n"], typ.MaxTokens)
+		}
+		rf, _ := body["response_format"].(map[string]any)
+		js, _ := rf["json_schema"].(map[string]any)
+		if rf["type"] != "json_schema" || js["name"] != typ.Name || js["strict"] != true {
+			t.Errorf("%s: response_format %v", typ.Name, rf)
+		}
+		// The reservation is the estimate rule: the larger prompt count
+		// plus the cap.
+		in, _ := json.Marshal(inputs[typ.Name])
+		want := Estimate([]tokens.Message{{Role: "system", Content: typ.System}, {Role: "user", Content: string(in)}}, typ.MaxTokens, 1)
+		if rec.TokensReserved != want || rec.MaxTokens != typ.MaxTokens || rec.N != 1 || rec.Deployment != "d" || rec.Output == nil {
+			t.Errorf("%s: record %+v, want %d reserved", typ.Name, rec, want)
+		}
+	}
+	st := sc.sim.Stats().Deployments[0]
+	if st.Accepted != 4 || st.RateLimited.Total() != 0 {
+		t.Errorf("simulator saw %+v", st)
+	}
+}
+
+// A type whose cap is too small for what the model says.
+func tinyType(maxTokens int64) calltypes.Type {
+	return calltypes.Type{
+		Name: "tiny", MaxTokens: maxTokens, System: "Repeat the input.",
+		Schema: map[string]any{"type": "object", "additionalProperties": false, "properties": map[string]any{"goal": map[string]any{"type": "string"}}, "required": []string{"goal"}},
+		Parse:  calltypes.JSONParser[goalOnly](nil),
+	}
+}
+
+type goalOnly struct {
+	Goal string `json:"goal"`
+}
+
+func TestTruncatedAnswersNeverReachTheCaller(t *testing.T) {
+	for _, policy := range []Truncation{FailTruncated, RetryTruncated} {
+		sc := newSimCaller(t, "echo", nil)
+		if err := sc.Types.Register(tinyType(3)); err != nil {
+			t.Fatal(err)
+		}
+		sc.Truncation = policy
+		rec, err := sc.Call(context.Background(), "tiny", goalOnly{Goal: "a goal that is longer than three tokens"}, CallOptions{})
+		var tr *TruncatedError
+		if !errors.As(err, &tr) || rec.Output != nil {
+			t.Fatalf("policy %d: %v, output %v", policy, err, rec.Output)
+		}
+		wantCalls, wantCap := 1, int64(3)
+		if policy == RetryTruncated {
+			wantCalls, wantCap = 2, 6
+		}
+		if len(sc.bodies) != wantCalls || tr.MaxTokens != wantCap || sc.Stats()["tiny"].Truncated != int64(wantCalls) {
+			t.Errorf("policy %d: %d requests, last cap %d, stats %+v", policy, len(sc.bodies), tr.MaxTokens, sc.Stats()["tiny"])
+		}
+	}
+	// With room, the retry succeeds.
+	sc := newSimCaller(t, "echo", nil)
+	sc.Types.Register(tinyType(6)) // the answer is about 8 tokens
+	sc.Truncation = RetryTruncated
+	rec, err := sc.Call(context.Background(), "tiny", goalOnly{Goal: "short goal here now"}, CallOptions{})
+	if err != nil || rec.MaxTokens != 12 || rec.Output.(goalOnly).Goal != "short goal here now" {
+		t.Errorf("retry with twice the cap: %+v, %v", rec, err)
+	}
+}
+
+// flaky answers garbage first, then what the echo model would.
+type flaky struct {
+	mu sync.Mutex
+	n  int
+}
+
+func (f *flaky) Reply(r azuresim.Request) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.n++
+	if f.n%2 == 1 {
+		return `{"goal": "cut`
+	}
+	return `{"goal":"fixed"}`
+}
+
+func TestInvalidAnswerGetsOneRepair(t *testing.T) {
+	sc := newSimCaller(t, "flaky", map[string]azuresim.Model{"flaky": &flaky{}})
+	sc.Types.Register(tinyType(64))
+	rec, err := sc.Call(context.Background(), "tiny", goalOnly{Goal: "g"}, CallOptions{})
+	if err != nil || rec.Output.(goalOnly).Goal != "fixed" {
+		t.Fatalf("repair: %+v, %v", rec, err)
+	}
+	msgs := sc.bodies[1]["messages"].([]any)
+	if len(msgs) != 4 || !strings.Contains(msgs[3].(map[string]any)["content"].(string), "not valid") {
+		t.Errorf("the repair request: %v", msgs)
+	}
+	if st := sc.Stats()["tiny"]; st.Repaired != 1 || st.Invalid != 0 {
+		t.Errorf("stats %+v", st)
+	}
+
+	// An answer still invalid after the repair is a typed error.
+	sc = newSimCaller(t, "echo", nil)
+	sc.Types.Register(tinyType(64))
+	_, err = sc.Call(context.Background(), "tiny", map[string]any{"not": "a plan input"}, CallOptions{})
+	var inv *InvalidOutputError
+	if !errors.As(err, &inv) || sc.Stats()["tiny"].Invalid != 1 || len(sc.bodies) != 2 {
+		t.Fatalf("invalid twice: %v (%d requests)", err, len(sc.bodies))
+	}
+}
+
+func TestCassetteRecordsAndReplaysByteIdentically(t *testing.T) {
+	sc := newSimCaller(t, "heuristic", nil)
+	var first bytes.Buffer
+	sc.Cassette = NewRecorder(&first, sc.Dispatcher.Secrets()...)
+	var want []Record
+	// The key ends up in a page by accident: it must not reach the cassette.
+	leaky := inputs["yes-no"].(calltypes.CheckInput)
+	leaky.Page.Text += " token=sk-test-secret-0123456789"
+	calls := []struct {
+		typ string
+		in  any
+	}{{"planning", inputs["planning"]}, {"click-pick", inputs["click-pick"]}, {"yes-no", leaky}, {"summarize", inputs["summarize"]}, {"click-pick", inputs["click-pick"]}}
+	for _, c := range calls {
+		rec, err := sc.Call(context.Background(), c.typ, c.in, CallOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, rec)
+	}
+	if strings.Contains(first.String(), "sk-test-secret") || !strings.Contains(first.String(), "[REDACTED]") {
+		t.Fatalf("the key reached the cassette")
+	}
+
+	// Replay with no dispatcher at all, recording again.
+	cas, err := LoadCassette(bytes.NewReader(first.Bytes()), "run.jsonl", sc.Dispatcher.Secrets()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var second bytes.Buffer
+	cas.RecordTo(&second)
+	replayer := &Caller{Types: calltypes.Default(), Cassette: cas}
+	for i, c := range calls {
+		rec, err := replayer.Call(context.Background(), c.typ, c.in, CallOptions{})
+		if err != nil {
+			t.Fatalf("replay %d: %v", i, err)
+		}
+		a, _ := json.Marshal(rec)
+		b, _ := json.Marshal(want[i])
+		if !bytes.Equal(a, b) {
+			t.Errorf("replayed record %s, recorded %s", a, b)
+		}
+	}
+	if !bytes.Equal(first.Bytes(), second.Bytes()) {
+		t.Errorf("the replay's recording differs from the original:\n%s\n%s", first.String(), second.String())
+	}
+
+	// A request the cassette did not record says what differs.
+	changed := inputs["summarize"].(calltypes.SummaryInput)
+	changed.Goal = "what do road shoes cost"
+	_, err = replayer.Call(context.Background(), "summarize", changed, CallOptions{})
+	if !errors.Is(err, ErrReplayMismatch) || !strings.Contains(err.Error(), "messages[1].content") {
+		t.Errorf("mismatch: %v", err)
+	}
+}
+
+func TestConfigOverridesCaps(t *testing.T) {
+	cfg, _, err := budget.ParseConfig("headroom.yaml", []byte(`
+deployments:
+  - {name: d, endpoint: "https://d.openai.azure.com", tpm: 10000, auth: {api_key_env: K}}
+calltypes:
+  click-pick: {max_tokens: 128}
+  summarize: {max_tokens: 1200, priority: background}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	types := calltypes.Default()
+	if err := ApplyOverrides(cfg, types); err != nil {
+		t.Fatal(err)
+	}
+	if ct, _ := types.Lookup("click-pick"); ct.MaxTokens != 128 {
+		t.Errorf("click-pick cap %d", ct.MaxTokens)
+	}
+	if st, _ := types.Lookup("summarize"); st.MaxTokens != 1200 || st.Priority != calltypes.Background {
+		t.Errorf("summarize %+v", st)
+	}
+	for src, want := range map[string]string{
+		"calltypes:\n  extract-tabel: {max_tokens: 100}\n": `headroom.yaml:8: calltypes.extract-tabel: `,
+		"calltypes:\n  yes-no: {max_tokens: 0, n: 3}\n":     `headroom.yaml:8: calltypes.yes-no: `,
+		"calltypes:\n  yes-no: {max_tokens: 999999}\n":      `headroom.yaml:8: calltypes.yes-no: `,
+	} {
+		cfg, _, err := budget.ParseConfig("headroom.yaml", []byte("deployments:\n  - {name: d, endpoint: \"https://d.openai.azure.com\", tpm: 10000, auth: {api_key_env: K}}\n\n\n\n\n"+src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := ApplyOverrides(cfg, calltypes.Default()); err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("override %q: %v, want %s…", src, err, want)
+		}
+	}
+}
