@@ -67,10 +67,16 @@ const EmbeddedDeployment = "gpt-4o-mini"
 // heuristic stand-in for a model; the in-memory budget; one process. It
 // needs no network and no key.
 func OpenEmbedded(ctx context.Context) (*Budget, error) {
+	return OpenEmbeddedModel(ctx, azuresim.Heuristic{})
+}
+
+// OpenEmbeddedModel is OpenEmbedded with m answering the calls: how a new
+// call type is tried offline before a real deployment sees it.
+func OpenEmbeddedModel(ctx context.Context, m azuresim.Model) (*Budget, error) {
 	sim, err := azuresim.New(azuresim.Config{Deployments: []azuresim.Deployment{{
 		Name: EmbeddedDeployment, Model: "gpt-4o-mini", ModelVersion: "2024-07-18",
-		TPM: 200000, Reply: "heuristic",
-	}}}, azuresim.Options{})
+		TPM: 200000, Reply: "embedded",
+	}}}, azuresim.Options{Models: map[string]azuresim.Model{"embedded": m}})
 	if err != nil {
 		return nil, err
 	}
