@@ -124,6 +124,7 @@ func TestJSONParserOptionalFields(t *testing.T) {
 		Note  string  `json:"note,omitempty"`
 		Price *string `json:"price"`
 		Skip  string  `json:"-"`
+		//lint:ignore U1000 here to show an unexported field is not a JSON field
 		inner string
 	}
 	parse := JSONParser[answer](nil)

@@ -271,8 +271,8 @@ calltypes:
 	}
 	for src, want := range map[string]string{
 		"calltypes:\n  extract-tabel: {max_tokens: 100}\n": `headroom.yaml:8: calltypes.extract-tabel: `,
-		"calltypes:\n  yes-no: {max_tokens: 0, n: 3}\n":     `headroom.yaml:8: calltypes.yes-no: `,
-		"calltypes:\n  yes-no: {max_tokens: 999999}\n":      `headroom.yaml:8: calltypes.yes-no: `,
+		"calltypes:\n  yes-no: {max_tokens: 0, n: 3}\n":    `headroom.yaml:8: calltypes.yes-no: `,
+		"calltypes:\n  yes-no: {max_tokens: 999999}\n":     `headroom.yaml:8: calltypes.yes-no: `,
 	} {
 		cfg, _, err := budget.ParseConfig("headroom.yaml", []byte("deployments:\n  - {name: d, endpoint: \"https://d.openai.azure.com\", tpm: 10000, auth: {api_key_env: K}}\n\n\n\n\n"+src))
 		if err != nil {
