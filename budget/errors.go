@@ -5,6 +5,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strconv"
+	"sync/atomic"
 	"time"
 )
 
@@ -55,11 +57,21 @@ func (e *StoreError) Unwrap() []error {
 	return []error{ErrUnavailable, e.Err}
 }
 
-// NewID returns a fresh reservation id.
+// idPrefix tells this process's ids from every other process's: 64 random
+// bits, drawn once; a counter makes each id of the process unique, at a
+// fraction of the cost of drawing random bits per reservation.
+var (
+	idPrefix = func() string {
+		var b [8]byte
+		_, _ = rand.Read(b[:]) // never fails (crypto/rand documents so)
+		return hex.EncodeToString(b[:])
+	}()
+	idSeq atomic.Uint64
+)
+
+// NewID returns a fresh reservation id, unique across processes.
 func NewID() string {
-	var b [12]byte
-	_, _ = rand.Read(b[:]) // never fails (crypto/rand documents so)
-	return hex.EncodeToString(b[:])
+	return idPrefix + strconv.FormatUint(idSeq.Add(1), 36)
 }
 
 // validate checks the arguments every driver takes.
