@@ -251,9 +251,8 @@ func testSettleAcrossBoundary(t *testing.T, h Harness) {
 }
 
 func testCancel(t *testing.T, h Harness) {
-	w := 3 * time.Second
-	s := h.MakeStore(t, w, budget.Hold)
-	clearOf(w, time.Second)
+	s := h.MakeStore(t, time.Minute, budget.Hold)
+	clearOf(10*time.Second, 500*time.Millisecond) // the 10 s window holds still
 	lim := budget.Limits{Tokens: 100, Requests: 60000, Margin: 1}
 	keep := reserve(t, s, "d", 20, lim)
 	r := reserve(t, s, "d", 80, lim)
@@ -283,9 +282,8 @@ func testCancel(t *testing.T, h Harness) {
 }
 
 func testIdempotent(t *testing.T, h Harness) {
-	w := 3 * time.Second
-	s := h.MakeStore(t, w, budget.Hold)
-	clearOf(w, time.Second)
+	s := h.MakeStore(t, time.Minute, budget.Hold)
+	clearOf(10*time.Second, 500*time.Millisecond) // the 10 s window holds still
 	lim := wide(100, 1)
 	id := budget.NewID()
 	a, err := s.Reserve(bg, id, "d", budget.Cost{Tokens: 60}, lim)
@@ -394,9 +392,8 @@ func testBreaker(t *testing.T, h Harness) {
 }
 
 func testUsage(t *testing.T, h Harness) {
-	w := 3 * time.Second
-	s := h.MakeStore(t, w, budget.Hold)
-	clearOf(w, time.Second)
+	s := h.MakeStore(t, time.Minute, budget.Hold)
+	clearOf(10*time.Second, 500*time.Millisecond) // the 10 s window holds still
 	lim := wide(1000, 1)
 	reserve(t, s, "a", 100, lim)
 	reserve(t, s, "b", 200, lim)
@@ -405,7 +402,7 @@ func testUsage(t *testing.T, h Harness) {
 	if err != nil || len(us) != 3 {
 		t.Fatalf("Usage = %v, %v", us, err)
 	}
-	if us[0].Deployment != "a" || us[0].Reserved != 100 || us[1].Reserved != 500 || us[1].Requests1s != 2 || us[2].Reserved != 0 {
+	if us[0].Deployment != "a" || us[0].Reserved != 100 || us[1].Reserved != 500 || us[1].Requests10s != 2 || us[2].Reserved != 0 {
 		t.Errorf("usage %+v", us)
 	}
 	if us[0].Now.IsZero() || us[0].Window != us[1].Window || us[2].Window != us[0].Window {
@@ -491,15 +488,14 @@ func testSpacing(t *testing.T, h Harness) {
 }
 
 func testAbsorb(t *testing.T, h Harness) {
-	w := 3 * time.Second
-	s := h.MakeStore(t, w, budget.Hold)
-	clearOf(w, time.Second)
+	s := h.MakeStore(t, time.Minute, budget.Hold)
+	clearOf(10*time.Second, 500*time.Millisecond) // the 10 s window holds still
 	lim := budget.Limits{Tokens: 1000, Requests: 60000, Margin: 1}
 	reserve(t, s, "d", 100, lim)
 	if err := s.Absorb(bg, "d", 800, 3); err != nil {
 		t.Fatal(err)
 	}
-	if u := usage(t, s, "d"); u.Reserved != 900 || u.Requests1s != 4 || u.Requests10s != 4 {
+	if u := usage(t, s, "d"); u.Reserved != 900 || u.Requests10s != 4 {
 		t.Errorf("after absorbing 800 tokens and 3 requests: %+v", u)
 	}
 	refused(t, s, "d", 101, lim, budget.LimitTokens)
