@@ -70,6 +70,10 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if *retry {
 		caller.Truncation = llm.RetryTruncated
 	}
+	cfg, code := loadConfig(*configFile, types, stderr)
+	if code != exitOK {
+		return code
+	}
 	switch {
 	case *replay != "":
 		f, err := os.Open(*replay)
@@ -83,7 +87,7 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return exitUsage
 		}
 	default:
-		b, code := openBudget(ctx, *configFile, types, stderr)
+		b, code := openBudget(ctx, cfg, stderr)
 		if b == nil {
 			return code
 		}
@@ -113,20 +117,15 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return printJSON(stdout, rec)
 }
 
-// openBudget opens the budget of the config file (or $HEADROOM_CONFIG), or
-// the embedded default without one. On failure it has reported the error
-// and returns the exit code.
-func openBudget(ctx context.Context, file string, types *calltypes.Registry, stderr io.Writer) (*llm.Budget, int) {
+// loadConfig reads the config file (or $HEADROOM_CONFIG), prints its
+// warnings and applies its call-type overrides to types. No file is no
+// config: the embedded default. On failure it has reported the error.
+func loadConfig(file string, types *calltypes.Registry, stderr io.Writer) (*budget.Config, int) {
 	if file == "" {
 		file = os.Getenv("HEADROOM_CONFIG")
 	}
 	if file == "" {
-		b, err := llm.OpenEmbedded(ctx)
-		if err != nil {
-			fprintf(stderr, "headroom: the embedded simulator: %v\n", err)
-			return nil, exitFailed
-		}
-		return b, exitOK
+		return nil, exitOK
 	}
 	cfg, warnings, err := budget.LoadConfig(file)
 	if err != nil {
@@ -140,9 +139,23 @@ func openBudget(ctx context.Context, file string, types *calltypes.Registry, std
 		fprintf(stderr, "headroom: %v\n", err)
 		return nil, exitUsage
 	}
+	return cfg, exitOK
+}
+
+// openBudget opens cfg's budget, or the embedded default when cfg is nil.
+// On failure it has reported the error and returns the exit code.
+func openBudget(ctx context.Context, cfg *budget.Config, stderr io.Writer) (*llm.Budget, int) {
+	if cfg == nil {
+		b, err := llm.OpenEmbedded(ctx)
+		if err != nil {
+			fprintf(stderr, "headroom: the embedded simulator: %v\n", err)
+			return nil, exitFailed
+		}
+		return b, exitOK
+	}
 	b, err := llm.OpenBudget(ctx, cfg, llm.DispatcherOptions{})
 	if err != nil {
-		fprintf(stderr, "headroom: %s: %v\n", file, err)
+		fprintf(stderr, "headroom: %v\n", err)
 		return nil, exitUsage
 	}
 	return b, exitOK

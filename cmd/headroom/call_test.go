@@ -58,3 +58,20 @@ func TestCallRefusesBadInput(t *testing.T) {
 		}
 	}
 }
+
+func TestCallWithAConfig(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.yaml")
+	os.WriteFile(bad, []byte("deployments:\n  - {name: d, endpoint: 'https://d.openai.azure.com', tpm: 1000, auth: {api_key_env: K}}\ncalltypes:\n  click-pik: {max_tokens: 100}\n"), 0o600)
+	code, _, errs := runArgs(t, "call", "click-pick", "--input", "../../calltypes/examples/click-pick.json", "--config", bad)
+	if code != 2 || !strings.Contains(errs, bad+":4: calltypes.click-pik:") {
+		t.Errorf("an unknown type in the config: exit %d, %q", code, errs)
+	}
+	t.Setenv("UNSET_KEY_FOR_TEST", "")
+	nokey := filepath.Join(dir, "nokey.yaml")
+	os.WriteFile(nokey, []byte("deployments:\n  - {name: d, endpoint: 'https://d.openai.azure.com', tpm: 1000, auth: {api_key_env: UNSET_KEY_FOR_TEST}}\n"), 0o600)
+	code, _, errs = runArgs(t, "call", "click-pick", "--input", "../../calltypes/examples/click-pick.json", "--config", nokey)
+	if code != 2 || !strings.Contains(errs, "UNSET_KEY_FOR_TEST") {
+		t.Errorf("a key variable that is unset: exit %d, %q", code, errs)
+	}
+}
