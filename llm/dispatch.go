@@ -147,6 +147,14 @@ func (d *Dispatcher) Chat(ctx context.Context, c budget.Call, params openai.Chat
 	if lease != nil {
 		r.Deployment, r.Reserved, r.Headroom = lease.Deployment.Name, lease.Reservation.Tokens, lease.Headroom
 	}
+	var ce *budget.CallError
+	if errors.As(err, &ce) && (ce.Status == http.StatusUnauthorized || ce.Status == http.StatusForbidden) && lease != nil {
+		where := "its Entra ID credential"
+		if env := lease.Deployment.Auth.APIKeyEnv; env != "" {
+			where = "the key in $" + env
+		}
+		err = fmt.Errorf("%w: %s refused %s", err, lease.Deployment.Name, where)
+	}
 	if err != nil {
 		return nil, r, err
 	}

@@ -143,3 +143,25 @@ func TestShedWhenNoRoomBeforeTheDeadline(t *testing.T) {
 		t.Errorf("a call was sent to be refused: %+v", st.Deployments[0])
 	}
 }
+
+func TestAWrongKeySaysWhereTheKeyCameFrom(t *testing.T) {
+	sim, err := azuresim.New(azuresim.Config{Deployments: []azuresim.Deployment{{Name: "a", TPM: 60000}}}, azuresim.Options{APIKeys: []string{"right"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(sim.Handler())
+	defer ts.Close()
+	cfg, _, err := budget.ParseConfig("headroom.yaml", []byte("deployments:\n  - {name: a, endpoint: "+ts.URL+", tpm: 60000, auth: {api_key_env: MY_KEY}}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	router, _ := budget.NewRouter(budget.NewMemStore(budget.MemOptions{}), cfg, budget.RouterOptions{})
+	disp, err := NewDispatcher(router, cfg, DispatcherOptions{Getenv: func(string) string { return "wrong" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = disp.Chat(context.Background(), budget.Call{Tokens: 10}, chat("x", 5))
+	if err == nil || !strings.Contains(err.Error(), "$MY_KEY") || strings.Contains(err.Error(), "wrong") {
+		t.Fatalf("a 401: %v", err)
+	}
+}
