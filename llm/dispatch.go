@@ -27,6 +27,7 @@ type Dispatcher struct {
 	router  *budget.Router
 	clients map[string]openai.Client // by resource and API version
 	secrets []string                 // the keys it read, to scrub from recordings
+	minted  minted                   // stored responses, by the resource that holds them
 }
 
 // Secrets are the API keys the dispatcher holds, for a cassette to scrub.

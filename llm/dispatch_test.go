@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/responses"
 
 	"github.com/headroom-agent/headroom/budget"
 	"github.com/headroom-agent/headroom/llm/azuresim"
@@ -163,5 +164,67 @@ func TestAWrongKeySaysWhereTheKeyCameFrom(t *testing.T) {
 	_, _, err = disp.Chat(context.Background(), budget.Call{Tokens: 10}, chat("x", 5))
 	if err == nil || !strings.Contains(err.Error(), "$MY_KEY") || strings.Contains(err.Error(), "wrong") {
 		t.Fatalf("a 401: %v", err)
+	}
+}
+
+func TestRespondPinsToTheResourceThatMintedTheResponse(t *testing.T) {
+	simCfg, err := azuresim.ParseConfig("sim.yaml", []byte(`
+resources:
+  - {name: res-a, path_prefix: /a, deployments: [{name: gpt41, model: gpt-4.1, tpm: 1000000}]}
+  - {name: res-b, path_prefix: /b, deployments: [{name: gpt41, model: gpt-4.1, tpm: 1000000}]}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sim, err := azuresim.New(simCfg, azuresim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(sim.Handler())
+	defer ts.Close()
+	cfg, _, err := budget.ParseConfig("headroom.yaml", []byte(fmt.Sprintf(`
+deployments:
+  - {name: a, endpoint: %s/a, deployment: gpt41, model: gpt-4.1, tpm: 1000000, auth: {api_key_env: K}}
+  - {name: b, endpoint: %s/b, deployment: gpt41, model: gpt-4.1, tpm: 1000000, auth: {api_key_env: K}}
+`, ts.URL, ts.URL)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	router, _ := budget.NewRouter(budget.NewMemStore(budget.MemOptions{}), cfg, budget.RouterOptions{})
+	disp, err := NewDispatcher(router, cfg, DispatcherOptions{Getenv: func(string) string { return "k" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	turn := func(prev string) (*responses.Response, Result, error) {
+		p := responses.ResponseNewParams{Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("next step")}}
+		if prev != "" {
+			p.PreviousResponseID = openai.String(prev)
+		}
+		return disp.Respond(ctx, budget.Call{Tokens: 100}, p)
+	}
+	first, r, err := turn("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	prev := first.ID
+	for range 10 {
+		res, r2, err := turn(prev)
+		if err != nil {
+			t.Fatalf("a later turn: %v", err)
+		}
+		if r2.Deployment != r.Deployment {
+			t.Fatalf("turn went to %s, the conversation lives on %s", r2.Deployment, r.Deployment)
+		}
+		prev = res.ID
+	}
+	_, _, err = turn("resp_unknown")
+	if !errors.Is(err, budget.ErrPinned) {
+		t.Fatalf("an id of unknown origin: %v", err)
+	}
+	for _, st := range sim.Stats().Deployments {
+		if st.RateLimited.Total() != 0 {
+			t.Errorf("%+v", st)
+		}
 	}
 }
