@@ -10,7 +10,7 @@ func usage(w io.Writer) {
 	fprintf(w, "headroom runs browser-automation agents that share one Azure OpenAI budget.\n\n")
 	fprintf(w, "Usage:\n\n\theadroom COMMAND [flags]\n\nCommands:\n\n")
 	for _, c := range commands() {
-		fprintf(w, "\t%-8s %s\n", c.name, c.summary)
+		fprintf(w, "\t%-10s %s\n", c.name, c.summary)
 	}
 	fprintf(w, "\nRun \"headroom COMMAND -h\" for a command's flags.\n")
 	fprintf(w, "\nExit codes: 0 success, 1 failed, 2 bad usage or config, 3 no budget in time,\n4 browser failure, 130 interrupted.\n")
