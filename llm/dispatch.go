@@ -127,21 +127,40 @@ type Result struct {
 // deployment) as call c, through the router.
 func (d *Dispatcher) Chat(ctx context.Context, c budget.Call, params openai.ChatCompletionNewParams) (*openai.ChatCompletion, Result, error) {
 	var res *openai.ChatCompletion
+	_, r, err := d.do(ctx, c, func(ctx context.Context, client *openai.Client, model string, raw **http.Response) (int64, error) {
+		p := params
+		p.Model = model
+		out, err := client.Chat.Completions.New(ctx, p, option.WithResponseInto(raw))
+		if err != nil {
+			return 0, err
+		}
+		res = out
+		return out.Usage.TotalTokens, nil
+	})
+	if err != nil {
+		return nil, r, err
+	}
+	return res, r, nil
+}
+
+// attempt sends one request to model with client, filling raw, and
+// returns the tokens its answer says it used.
+type attempt func(ctx context.Context, client *openai.Client, model string, raw **http.Response) (int64, error)
+
+// do places c through the router, sending each attempt with send on the
+// chosen deployment's client, and reports where it was served. A 401 or
+// 403 says where the credential came from.
+func (d *Dispatcher) do(ctx context.Context, c budget.Call, send attempt) (*budget.Lease, Result, error) {
 	start := time.Now()
 	_, lease, err := d.router.Do(ctx, c, func(ctx context.Context, l *budget.Lease) budget.Outcome {
 		client, ok := d.clients[clientKey(*l.Deployment)]
 		if !ok {
 			return budget.Outcome{Err: fmt.Errorf("no client for %s", l.Deployment.Name)}
 		}
-		p := params
-		p.Model = l.Deployment.Deployment
 		var raw *http.Response
-		out, err := client.Chat.Completions.New(ctx, p, option.WithResponseInto(&raw))
+		used, err := send(ctx, &client, l.Deployment.Deployment, &raw)
 		o := outcome(raw, err)
-		if err == nil {
-			res = out
-			o.UsedTokens = out.Usage.TotalTokens
-		}
+		o.UsedTokens = used
 		return o
 	})
 	r := Result{Latency: time.Since(start)}
@@ -156,10 +175,7 @@ func (d *Dispatcher) Chat(ctx context.Context, c budget.Call, params openai.Chat
 		}
 		err = fmt.Errorf("%w: %s refused %s", err, lease.Deployment.Name, where)
 	}
-	if err != nil {
-		return nil, r, err
-	}
-	return res, r, nil
+	return lease, r, err
 }
 
 // outcome reads an attempt's status and headers from the raw response or

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"net/http"
 	"sync"
-	"time"
 
+	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/responses"
 
@@ -50,27 +50,16 @@ func (d *Dispatcher) Respond(ctx context.Context, c budget.Call, params response
 		c.Resource = res
 	}
 	var out *responses.Response
-	start := time.Now()
-	_, lease, err := d.router.Do(ctx, c, func(ctx context.Context, l *budget.Lease) budget.Outcome {
-		client, ok := d.clients[clientKey(*l.Deployment)]
-		if !ok {
-			return budget.Outcome{Err: fmt.Errorf("no client for %s", l.Deployment.Name)}
-		}
+	lease, r, err := d.do(ctx, c, func(ctx context.Context, client *openai.Client, model string, raw **http.Response) (int64, error) {
 		p := params
-		p.Model = l.Deployment.Deployment
-		var raw *http.Response
-		res, err := client.Responses.New(ctx, p, option.WithResponseInto(&raw))
-		o := outcome(raw, err)
-		if err == nil {
-			out = res
-			o.UsedTokens = res.Usage.TotalTokens
+		p.Model = model
+		res, err := client.Responses.New(ctx, p, option.WithResponseInto(raw))
+		if err != nil {
+			return 0, err
 		}
-		return o
+		out = res
+		return res.Usage.TotalTokens, nil
 	})
-	r := Result{Latency: time.Since(start)}
-	if lease != nil {
-		r.Deployment, r.Reserved, r.Headroom = lease.Deployment.Name, lease.Reservation.Tokens, lease.Headroom
-	}
 	if err != nil {
 		return nil, r, err
 	}
