@@ -1,0 +1,211 @@
+package replay
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+)
+
+func recorded(t *testing.T, xs ...Exchange) *Archive {
+	t.Helper()
+	r := NewRecorder(time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC), DefaultRedactor(), "headroom", "test")
+	for i, x := range xs {
+		if x.Seq == 0 {
+			x.Seq = int64(i + 1)
+		}
+		r.Add(x)
+	}
+	var buf bytes.Buffer
+	if err := r.Archive().Write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	a, err := Decode("test.har", buf.Bytes())
+	if err != nil {
+		t.Fatalf("%v\n%s", err, buf.String())
+	}
+	return a
+}
+
+func get(u string) Exchange {
+	return Exchange{Method: "GET", URL: u, Status: 200, ResponseHeaders: []Header{{"Content-Type", "text/plain"}}, Body: []byte("body of " + u)}
+}
+
+func TestRoundTripKeepsTextAsTextAndBinaryAsBase64(t *testing.T) {
+	png := []byte{0x89, 'P', 'N', 'G', 0, 1, 2, 0xff}
+	a := recorded(t,
+		get("http://a.test/"),
+		Exchange{Method: "GET", URL: "http://a.test/logo.png", Status: 200, ResponseHeaders: []Header{{"Content-Type", "image/png"}}, Body: png},
+	)
+	var buf bytes.Buffer
+	if err := a.Write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	raw := buf.String()
+	if !strings.Contains(raw, `"text": "body of http://a.test/"`) {
+		t.Errorf("text body not written as text:\n%s", raw)
+	}
+	if !strings.Contains(raw, `"encoding": "base64"`) {
+		t.Errorf("binary body has no base64 encoding:\n%s", raw)
+	}
+	if got := a.Log.Entries[1].Response.Content.Text; !bytes.Equal(got, png) {
+		t.Errorf("binary body after round trip = %v, want %v", got, png)
+	}
+	if got := a.Recorded(); !got.Equal(time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)) {
+		t.Errorf("Recorded = %v", got)
+	}
+}
+
+func TestRedactionByDefault(t *testing.T) {
+	a := recorded(t, Exchange{
+		Method: "GET", URL: "http://a.test/x?q=1&api-key=SECRETKEY", Status: 200,
+		RequestHeaders:  map[string]string{"Authorization": "Bearer SECRETTOKEN", "Cookie": "s=SECRETCOOKIE", "Accept": "*/*"},
+		ResponseHeaders: []Header{{"Set-Cookie", "s=SECRETSET; Path=/"}, {"Content-Type", "text/html"}},
+		Body:            []byte("ok"),
+	})
+	var buf bytes.Buffer
+	_ = a.Write(&buf)
+	for _, s := range []string{"SECRETKEY", "SECRETTOKEN", "SECRETCOOKIE", "SECRETSET"} {
+		if strings.Contains(buf.String(), s) {
+			t.Errorf("%s survived redaction", s)
+		}
+	}
+	if !strings.Contains(buf.String(), "*/*") {
+		t.Error("a harmless header was redacted")
+	}
+	// The browser asks with the real key; replay redacts the same way and matches.
+	m := NewMatcher(a, Options{Redactor: DefaultRedactor()})
+	if _, ok := m.Match(Request{Method: "GET", URL: "http://a.test/x?q=1&api-key=OTHER"}); !ok {
+		t.Error("request with a redacted parameter did not match")
+	}
+	if got := ResponseHeaders(a.Log.Entries[0]); len(got) != 1 || got[0].Name != "Content-Type" {
+		t.Errorf("replayed headers = %v, want only Content-Type", got)
+	}
+}
+
+func TestDuplicatesServedInRecordedOrder(t *testing.T) {
+	x1, x2 := get("http://a.test/poll"), get("http://a.test/poll")
+	x1.Body, x2.Body = []byte("first"), []byte("second")
+	a := recorded(t, x1, x2)
+	m := NewMatcher(a, Options{})
+	var got []string
+	for range 3 {
+		mt, ok := m.Match(Request{Method: "GET", URL: "http://a.test/poll"})
+		if !ok {
+			t.Fatal("miss")
+		}
+		got = append(got, string(mt.Entry.Response.Content.Text))
+	}
+	if strings.Join(got, ",") != "first,second,second" {
+		t.Errorf("served %v, want first,second,second", got)
+	}
+	m.Reset()
+	if mt, _ := m.Match(Request{Method: "GET", URL: "http://a.test/poll"}); string(mt.Entry.Response.Content.Text) != "first" {
+		t.Error("Reset did not restart the order")
+	}
+}
+
+func TestPostMatchedByBody(t *testing.T) {
+	p := func(body, answer string) Exchange {
+		return Exchange{Method: "POST", URL: "http://a.test/submit", RequestBody: []byte(body),
+			RequestHeaders: map[string]string{"Content-Type": "application/x-www-form-urlencoded"},
+			Status:         200, ResponseHeaders: []Header{{"Content-Type", "text/plain"}}, Body: []byte(answer)}
+	}
+	a := recorded(t, p("name=ann", "hi ann"), p("name=bob", "hi bob"))
+	m := NewMatcher(a, Options{})
+	mt, ok := m.Match(Request{Method: "POST", URL: "http://a.test/submit", Body: []byte("name=bob")})
+	if !ok || string(mt.Entry.Response.Content.Text) != "hi bob" {
+		t.Fatalf("POST name=bob got %v %q", ok, mt.Entry.Response.Content.Text)
+	}
+	if _, ok := m.Match(Request{Method: "POST", URL: "http://a.test/submit", Body: []byte("name=eve")}); ok {
+		t.Error("a POST with an unrecorded body matched")
+	}
+	if _, ok := m.Match(Request{Method: "GET", URL: "http://a.test/submit"}); ok {
+		t.Error("GET matched a recorded POST")
+	}
+	if s := m.Stats(); s.Misses != 2 || s.Served != 1 || len(s.Missed) != 2 {
+		t.Errorf("stats = %+v", s)
+	}
+}
+
+func TestMultipartBoundaryIgnored(t *testing.T) {
+	body := func(b string) string { return "--" + b + "\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\n1\r\n--" + b + "--\r\n" }
+	a := recorded(t, Exchange{Method: "POST", URL: "http://a.test/up", RequestBody: []byte(body("AAA")),
+		RequestHeaders: map[string]string{"Content-Type": "multipart/form-data; boundary=AAA"}, Status: 200})
+	m := NewMatcher(a, Options{})
+	if _, ok := m.Match(Request{Method: "POST", URL: "http://a.test/up", Body: []byte(body("BBB")),
+		Headers: map[string]string{"content-type": "multipart/form-data; boundary=BBB"}}); !ok {
+		t.Error("multipart body with another boundary did not match")
+	}
+}
+
+func TestHeaderScoreBreaksTies(t *testing.T) {
+	x1, x2 := get("http://a.test/api"), get("http://a.test/api")
+	x1.RequestHeaders = map[string]string{"Accept": "text/html"}
+	x2.RequestHeaders = map[string]string{"Accept": "application/json"}
+	x2.Body = []byte("json")
+	a := recorded(t, x1, x2)
+	m := NewMatcher(a, Options{})
+	mt, _ := m.Match(Request{Method: "GET", URL: "http://a.test/api", Headers: map[string]string{"accept": "application/json"}})
+	if string(mt.Entry.Response.Content.Text) != "json" {
+		t.Errorf("got %q, want the entry whose headers match", mt.Entry.Response.Content.Text)
+	}
+}
+
+func TestFuzzyOnlyWhenAskedAndCounted(t *testing.T) {
+	a := recorded(t, get("http://a.test/s?q=widget&t=1"), get("http://a.test/s?q=gadget&t=1"))
+	req := Request{Method: "GET", URL: "http://a.test/s?q=widget&t=2"}
+	if _, ok := NewMatcher(a, Options{}).Match(req); ok {
+		t.Fatal("fuzzy match without Fuzzy")
+	}
+	m := NewMatcher(a, Options{Fuzzy: true})
+	mt, ok := m.Match(req)
+	if !ok || !mt.Fuzzy || mt.Index != 0 {
+		t.Fatalf("fuzzy match = %+v %v, want entry 0", mt, ok)
+	}
+	if s := m.Stats(); s.Fuzzy != 1 {
+		t.Errorf("stats = %+v", s)
+	}
+}
+
+func TestDecodeErrorsNameThePlace(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"{\"log\": {\n\"entries\": [}", "line 2"},
+		{`{"log": {"entries": [{"request": {"method": "GET"}, "response": {"status": 200}}]}}`, "log.entries[0].request"},
+		{`{"log": {"entries": [{"request": {"method": "GET", "url": "http://x/"}, "response": {"status": 0}}]}}`, "log.entries[0].response.status"},
+		{`{"nolog": 1}`, "no \"log\""},
+		{`{"log": {"entries": [{"request": {"method": "GET", "url": "http://x/"}, "response": {"status": 200, "content": {"text": "!!", "encoding": "base64"}}}]}}`, "site.har"},
+	} {
+		_, err := Decode("site.har", []byte(c.in))
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), "site.har") {
+			t.Errorf("Decode(%q) = %v, want an error naming %q", c.in, err, c.want)
+		}
+	}
+}
+
+func FuzzDecode(f *testing.F) {
+	f.Add([]byte(`{"log": {"entries": [{"request": {"method": "GET", "url": "http://x/"}, "response": {"status": 200, "content": {"text": "aGk=", "encoding": "base64"}}}]}}`))
+	f.Add([]byte(`{"log": {"pages": [{"startedDateTime": "2026-01-01T00:00:00Z"}]}}`))
+	f.Add([]byte(`{"log": {"entries": [null]}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		a, err := Decode("f.har", data)
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "f.har: ") {
+				t.Fatalf("error does not name the file: %v", err)
+			}
+			return
+		}
+		// What decodes must match and write without panicking.
+		m := NewMatcher(a, Options{Fuzzy: true, Redactor: DefaultRedactor()})
+		for _, e := range a.Log.Entries {
+			m.Match(Request{Method: e.Request.Method, URL: e.Request.URL})
+		}
+		var buf bytes.Buffer
+		if err := a.Write(&buf); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Decode("again.har", buf.Bytes()); err != nil {
+			t.Fatalf("written archive does not decode: %v", err)
+		}
+	})
+}
