@@ -129,7 +129,9 @@ func TestPostMatchedByBody(t *testing.T) {
 }
 
 func TestMultipartBoundaryIgnored(t *testing.T) {
-	body := func(b string) string { return "--" + b + "\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\n1\r\n--" + b + "--\r\n" }
+	body := func(b string) string {
+		return "--" + b + "\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\n1\r\n--" + b + "--\r\n"
+	}
 	a := recorded(t, Exchange{Method: "POST", URL: "http://a.test/up", RequestBody: []byte(body("AAA")),
 		RequestHeaders: map[string]string{"Content-Type": "multipart/form-data; boundary=AAA"}, Status: 200})
 	m := NewMatcher(a, Options{})

@@ -84,7 +84,11 @@ func (d *Doc) Line(field string) int {
 		return 0
 	}
 	for p := field; p != ""; p = parent(p) {
-		path, err := yaml.PathString("$." + p)
+		root := "$."
+		if strings.HasPrefix(p, "[") {
+			root = "$" // a file that is a list at the top
+		}
+		path, err := yaml.PathString(root + p)
 		if err != nil {
 			continue
 		}

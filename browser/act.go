@@ -1,0 +1,427 @@
+package browser
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/dom"
+	"github.com/chromedp/cdproto/input"
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+)
+
+// act runs one action on a target and reports its outcome.
+func (p *Page) act(ctx context.Context, op string, t Target, fn func(ctx context.Context, id cdp.BackendNodeID) (string, error)) (Outcome, error) {
+	var out Outcome
+	err := p.do(ctx, op, t.String(), p.opts.ActionTimeout+p.opts.LoadTimeout, func(ctx context.Context) error {
+		id, err := t.resolve(ctx, p)
+		if err != nil {
+			return err
+		}
+		before, navs, blocked := p.mark(ctx)
+		detail, err := fn(ctx, id)
+		if err != nil {
+			return err
+		}
+		out, err = p.settle(ctx, before, navs, blocked)
+		out.Detail = detail
+		return err
+	})
+	p.afterStep(ctx, op, err)
+	return out, named(err, op, t.String())
+}
+
+// mark notes the page's state before an action.
+func (p *Page) mark(ctx context.Context) (pageState, int, int) {
+	p.mu.Lock()
+	blocked := len(p.blocked)
+	p.mu.Unlock()
+	return p.state(ctx), p.net.navCount(), blocked
+}
+
+// named fills in the operation and target of an error made deep inside.
+func named(err error, op, target string) error {
+	var be *Error
+	if errors.As(err, &be) {
+		if be.Op == "" {
+			be.Op = op
+		}
+		if be.Target == "" {
+			be.Target = target
+		}
+	}
+	return err
+}
+
+// describeJS names an element the way a person would point at it.
+const describeJS = `function() {
+  const e = this.nodeType === 1 ? this : this.parentElement;
+  if (!e) return '#text';
+  let s = e.tagName.toLowerCase();
+  if (e.id) s += '#' + e.id;
+  else if (typeof e.className === 'string' && e.className.trim()) s += '.' + e.className.trim().split(/\s+/).join('.');
+  const t = (e.innerText || '').trim().replace(/\s+/g, ' ');
+  if (t) s += ' "' + t.slice(0, 40) + '"';
+  return s;
+}`
+
+// Click clicks the middle of the element, as a mouse would, after
+// scrolling it into view. It fails with ErrDisabled for a disabled
+// control and ErrCovered when another element would take the click.
+func (p *Page) Click(ctx context.Context, t Target) (Outcome, error) {
+	return p.act(ctx, "click", t, func(ctx context.Context, id cdp.BackendNodeID) (string, error) {
+		if err := checkEnabled(ctx, id); err != nil {
+			return "", err
+		}
+		x, y, err := p.pointAt(ctx, id)
+		if err != nil {
+			return "", err
+		}
+		return "", chromedp.Do(ctx, chromedp.MouseClickXY(x, y))
+	})
+}
+
+// checkEnabled fails for a disabled control or an aria-disabled element.
+func checkEnabled(ctx context.Context, id cdp.BackendNodeID) error {
+	disabled, err := callOn[bool](ctx, id, `function() {
+  return !!(this.disabled || this.closest && this.closest('fieldset[disabled]') && this.matches('button,input,select,textarea')
+    || this.getAttribute && this.getAttribute('aria-disabled') === 'true');
+}`)
+	if err != nil {
+		return err
+	}
+	if disabled {
+		return fail("", "", ErrDisabled, "it cannot be used until the page enables it")
+	}
+	return nil
+}
+
+// pointAt scrolls the element into view and returns the point a click
+// would land on, after checking that nothing covers it.
+func (p *Page) pointAt(ctx context.Context, id cdp.BackendNodeID) (float64, float64, error) {
+	if _, err := chromedp.Call(ctx, dom.ScrollIntoViewIfNeeded, dom.ScrollIntoViewIfNeededParams{BackendNodeID: id}); err != nil {
+		return 0, 0, fail("", "", ErrNotInput, "it has no box to click (it is not rendered)")
+	}
+	q, err := chromedp.Call(ctx, dom.GetContentQuads, dom.GetContentQuadsParams{BackendNodeID: id})
+	if err != nil || len(q.Quads) == 0 || len(q.Quads[0]) < 8 {
+		return 0, 0, fail("", "", ErrNotInput, "it has no box to click (hidden or zero size)")
+	}
+	var x, y float64
+	quad := q.Quads[0]
+	for i := 0; i < 8; i += 2 {
+		x += quad[i]
+		y += quad[i+1]
+	}
+	x, y = x/4, y/4
+	hit, err := chromedp.Call(ctx, dom.GetNodeForLocation, dom.GetNodeForLocationParams{
+		X: int64(math.Round(x)), Y: int64(math.Round(y)), IncludeUserAgentShadowDOM: new(false), IgnorePointerEventsNone: new(false),
+	})
+	if err != nil {
+		return x, y, nil // nothing to compare with: click anyway
+	}
+	if hit.BackendNodeID == id {
+		return x, y, nil
+	}
+	hitObj, err := objectOf(ctx, hit.BackendNodeID)
+	if err != nil {
+		return x, y, nil
+	}
+	// The click reaches the element if the hit is inside it (a label's
+	// text, an icon in a button), or is a label for it.
+	inside, err := callOn[bool](ctx, id, `function(h) {
+  for (let n = h; n; n = n.parentNode || n.host) if (n === this) return true;
+  const l = h.closest ? h.closest('label') : null;
+  return !!(l && l.control === this);
+}`, hitObj)
+	if err != nil || inside {
+		return x, y, nil
+	}
+	what, _ := callOn[string](ctx, hit.BackendNodeID, describeJS)
+	return 0, 0, fail("", "", ErrCovered, "%s is on top of it at (%.0f, %.0f)", what, x, y)
+}
+
+// Type puts text into a text field (replacing what it held), and presses
+// Enter after it when submit is set.
+func (p *Page) Type(ctx context.Context, t Target, text string, submit bool) (Outcome, error) {
+	return p.act(ctx, "type", t, func(ctx context.Context, id cdp.BackendNodeID) (string, error) {
+		if err := checkEnabled(ctx, id); err != nil {
+			return "", err
+		}
+		kind, err := callOn[string](ctx, id, `function() {
+  if (this.isContentEditable) return 'editable';
+  if (this.tagName === 'TEXTAREA') return this.readOnly ? 'readonly' : 'text';
+  if (this.tagName !== 'INPUT') return 'no';
+  const t = (this.type || 'text').toLowerCase();
+  if (['button','submit','reset','image','checkbox','radio','file','color','range','hidden'].includes(t)) return 'no';
+  return this.readOnly ? 'readonly' : 'text';
+}`)
+		if err != nil {
+			return "", err
+		}
+		switch kind {
+		case "no":
+			return "", fail("", "", ErrNotInput, "it is not a text field")
+		case "readonly":
+			return "", fail("", "", ErrDisabled, "the field is read-only")
+		}
+		if _, err := chromedp.Call(ctx, dom.ScrollIntoViewIfNeeded, dom.ScrollIntoViewIfNeededParams{BackendNodeID: id}); err != nil {
+			return "", err
+		}
+		if _, err := chromedp.Call(ctx, dom.Focus, dom.FocusParams{BackendNodeID: id}); err != nil {
+			return "", err
+		}
+		// Select what is there so the typing replaces it.
+		if _, err := callOn[bool](ctx, id, `function() {
+  if (this.isContentEditable) {
+    const r = document.createRange(); r.selectNodeContents(this);
+    const s = getSelection(); s.removeAllRanges(); s.addRange(r);
+  } else { try { this.select(); } catch (e) { this.value = ''; } }
+  return true;
+}`); err != nil {
+			return "", err
+		}
+		if text == "" {
+			if err := chromedp.Do(ctx, chromedp.KeyEvent(kb.Backspace)); err != nil {
+				return "", err
+			}
+		} else if _, err := chromedp.Call(ctx, input.InsertText, input.InsertTextParams{Text: text}); err != nil {
+			return "", err
+		}
+		if submit {
+			if err := chromedp.Do(ctx, chromedp.KeyEvent(kb.Enter)); err != nil {
+				return "", err
+			}
+		}
+		return "", nil
+	})
+}
+
+type selectResult struct {
+	Err     string   `json:"err"`
+	Options []string `json:"options"`
+	Label   string   `json:"label"`
+	Same    bool     `json:"same"`
+}
+
+// Select chooses an option of a <select> by its value or label (exact,
+// then ignoring case and spacing, then by substring).
+func (p *Page) Select(ctx context.Context, t Target, option string) (Outcome, error) {
+	return p.act(ctx, "select", t, func(ctx context.Context, id cdp.BackendNodeID) (string, error) {
+		if err := checkEnabled(ctx, id); err != nil {
+			return "", err
+		}
+		r, err := callOn[selectResult](ctx, id, `function(want) {
+  if (this.tagName !== 'SELECT') return {err: 'notselect'};
+  const opts = [...this.options];
+  const norm = (s) => s.trim().replace(/\s+/g, ' ').toLowerCase();
+  const o = opts.find(o => o.value === want) || opts.find(o => o.label.trim() === want) ||
+    opts.find(o => norm(o.label) === norm(want)) || opts.find(o => norm(want) !== '' && norm(o.label).includes(norm(want)));
+  if (!o) return {err: 'nooption', options: opts.map(o => o.label.trim())};
+  if (o.disabled) return {err: 'disabled', label: o.label.trim()};
+  if (this.value === o.value && o.selected) return {same: true, label: o.label.trim()};
+  o.selected = true;
+  this.dispatchEvent(new Event('input', {bubbles: true}));
+  this.dispatchEvent(new Event('change', {bubbles: true}));
+  return {label: o.label.trim()};
+}`, option)
+		if err != nil {
+			return "", err
+		}
+		switch r.Err {
+		case "notselect":
+			return "", fail("", "", ErrNotInput, "it is not a <select>: click it and pick the option instead")
+		case "nooption":
+			return "", fail("", "", ErrNoOption, "%q is not one of %s", option, quoteList(r.Options))
+		case "disabled":
+			return "", fail("", "", ErrDisabled, "option %q is disabled", r.Label)
+		}
+		return fmt.Sprintf("selected %q", r.Label), nil
+	})
+}
+
+func quoteList(ss []string) string {
+	q := make([]string, len(ss))
+	for i, s := range ss {
+		q[i] = fmt.Sprintf("%q", s)
+	}
+	return "[" + strings.Join(q, ", ") + "]"
+}
+
+// Scroll scrolls the page by most of a screen, "up" or "down".
+func (p *Page) Scroll(ctx context.Context, direction string) (Outcome, error) {
+	sign := 0
+	switch strings.ToLower(direction) {
+	case "down":
+		sign = 1
+	case "up":
+		sign = -1
+	default:
+		return Outcome{}, fail("scroll", direction, ErrNotFound, "want up or down, or scroll to an element")
+	}
+	var out Outcome
+	err := p.do(ctx, "scroll", direction, p.opts.ActionTimeout, func(ctx context.Context) error {
+		before, navs, blocked := p.mark(ctx)
+		if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](fmt.Sprintf("window.scrollBy(0, %d * Math.round(innerHeight * 0.8)), true", sign))); err != nil {
+			return err
+		}
+		var err error
+		out, err = p.settle(ctx, before, navs, blocked)
+		return err
+	})
+	p.afterStep(ctx, "scroll", err)
+	return out, err
+}
+
+// ScrollTo scrolls until the element is in view.
+func (p *Page) ScrollTo(ctx context.Context, t Target) (Outcome, error) {
+	return p.act(ctx, "scroll", t, func(ctx context.Context, id cdp.BackendNodeID) (string, error) {
+		_, err := chromedp.Call(ctx, dom.ScrollIntoViewIfNeeded, dom.ScrollIntoViewIfNeededParams{BackendNodeID: id})
+		if err != nil {
+			return "", fail("", "", ErrNotInput, "it is not rendered, so it cannot be scrolled to")
+		}
+		return "", nil
+	})
+}
+
+// Navigate loads a URL (relative ones against the current page) and waits
+// for it and the requests it makes to finish.
+func (p *Page) Navigate(ctx context.Context, rawURL string) (Outcome, error) {
+	var out Outcome
+	err := p.do(ctx, "navigate", rawURL, p.opts.LoadTimeout+p.opts.ActionTimeout, func(ctx context.Context) error {
+		before, navs, blocked := p.mark(ctx)
+		target := rawURL
+		if base, err := url.Parse(before.URL); err == nil && before.URL != "" {
+			if u, err := base.Parse(rawURL); err == nil {
+				target = u.String()
+			}
+		}
+		if u, err := url.Parse(target); err != nil || u.Scheme == "" {
+			return fail("", "", ErrLoad, "%q is not a URL", rawURL)
+		}
+		if !p.allowed(target) {
+			p.mu.Lock()
+			p.blocked = append(p.blocked, target)
+			p.mu.Unlock()
+			return fail("", "", ErrBlocked, "allowed: %s", strings.Join(p.opts.AllowedDomains, ", "))
+		}
+		lctx, cancel := context.WithTimeout(ctx, p.opts.LoadTimeout)
+		defer cancel()
+		if err := chromedp.Do(lctx, chromedp.Navigate(target)); err != nil {
+			return loadError(err, lctx, p.opts.LoadTimeout)
+		}
+		var err error
+		out, err = p.settle(ctx, before, navs, blocked)
+		return err
+	})
+	p.afterStep(ctx, "navigate", err)
+	return out, named(err, "navigate", rawURL)
+}
+
+func loadError(err error, lctx context.Context, limit time.Duration) error {
+	var le *chromedp.LoadError
+	switch {
+	case errors.As(err, &le) && strings.Contains(le.ErrorText, "BLOCKED_BY_CLIENT"):
+		return fail("", "", ErrBlocked, "%s", le.ErrorText)
+	case errors.As(err, &le):
+		return &Error{Kind: ErrLoad, Detail: le.ErrorText, Err: err}
+	case lctx.Err() != nil:
+		return &Error{Kind: ErrLoad, Detail: fmt.Sprintf("it did not finish loading within %s", limit)}
+	}
+	return err
+}
+
+// Back goes back one page in the tab's history; Nothing when there is
+// no page to go back to.
+func (p *Page) Back(ctx context.Context) (Outcome, error) {
+	var out Outcome
+	err := p.do(ctx, "back", "", p.opts.LoadTimeout+p.opts.ActionTimeout, func(ctx context.Context) error {
+		before, navs, blocked := p.mark(ctx)
+		h, err := chromedp.Run(ctx, chromedp.NavigationEntries())
+		if err != nil {
+			return err
+		}
+		if h.CurrentIndex <= 0 {
+			out = Outcome{Effect: Nothing, URL: before.URL, Detail: "no page to go back to"}
+			return nil
+		}
+		if err := chromedp.Do(ctx, chromedp.NavigateToHistoryEntry(h.Entries[h.CurrentIndex-1].ID)); err != nil {
+			return loadError(err, ctx, p.opts.LoadTimeout)
+		}
+		out, err = p.settle(ctx, before, navs, blocked)
+		return err
+	})
+	p.afterStep(ctx, "back", err)
+	return out, err
+}
+
+// keys are the named keys Press knows, besides single characters.
+var keys = map[string]string{
+	"enter": kb.Enter, "tab": kb.Tab, "escape": kb.Escape, "esc": kb.Escape,
+	"backspace": kb.Backspace, "delete": kb.Delete, "space": " ",
+	"arrowup": kb.ArrowUp, "arrowdown": kb.ArrowDown, "arrowleft": kb.ArrowLeft, "arrowright": kb.ArrowRight,
+	"up": kb.ArrowUp, "down": kb.ArrowDown, "left": kb.ArrowLeft, "right": kb.ArrowRight,
+	"home": kb.Home, "end": kb.End, "pageup": kb.PageUp, "pagedown": kb.PageDown,
+}
+
+// Press presses a key on whatever has focus: a name such as Enter, Tab,
+// Escape or ArrowDown, or a single character.
+func (p *Page) Press(ctx context.Context, key string) (Outcome, error) {
+	k, ok := keys[strings.ToLower(key)]
+	if !ok {
+		if r := []rune(key); len(r) == 1 {
+			k, ok = key, true
+		}
+	}
+	if !ok {
+		return Outcome{}, fail("press", key, ErrNotFound, "unknown key: use a single character or one of Enter, Tab, Escape, Backspace, Delete, Space, ArrowUp/Down/Left/Right, Home, End, PageUp, PageDown")
+	}
+	var out Outcome
+	err := p.do(ctx, "press", key, p.opts.ActionTimeout+p.opts.LoadTimeout, func(ctx context.Context) error {
+		before, navs, blocked := p.mark(ctx)
+		if err := chromedp.Do(ctx, chromedp.KeyEvent(k)); err != nil {
+			return err
+		}
+		var err error
+		out, err = p.settle(ctx, before, navs, blocked)
+		return err
+	})
+	p.afterStep(ctx, "press", err)
+	return out, err
+}
+
+// Extract returns the element's rendered text (a field's value for
+// fields).
+func (p *Page) Extract(ctx context.Context, t Target) (string, error) {
+	var text string
+	err := p.do(ctx, "extract", t.String(), p.opts.ActionTimeout, func(ctx context.Context) error {
+		id, err := t.resolve(ctx, p)
+		if err != nil {
+			return err
+		}
+		text, err = callOn[string](ctx, id, `function() {
+  if (this.tagName === 'INPUT' || this.tagName === 'TEXTAREA') return this.type === 'password' ? '' : this.value;
+  if (this.tagName === 'SELECT') return this.selectedOptions.length ? this.selectedOptions[0].label : '';
+  return (this.innerText || this.textContent || '').trim();
+}`)
+		return err
+	})
+	return text, named(err, "extract", t.String())
+}
+
+// ExtractPage returns the whole page's rendered text.
+func (p *Page) ExtractPage(ctx context.Context) (string, error) {
+	var text string
+	err := p.do(ctx, "extract", "page", p.opts.ActionTimeout, func(ctx context.Context) error {
+		var err error
+		text, err = chromedp.Run(ctx, chromedp.Evaluate[string]("document.body ? document.body.innerText : ''"))
+		return err
+	})
+	return strings.TrimSpace(text), err
+}
+

@@ -1,0 +1,53 @@
+package browser
+
+import (
+	"fmt"
+	"time"
+)
+
+// deterministicJS runs before any script of every document. It makes the
+// page's clock start at the recording time and advance by a millisecond
+// per reading, and makes Math.random and crypto.getRandomValues a fixed
+// sequence, so a replayed page renders as it did when recorded.
+func deterministicJS(clock time.Time) string {
+	return fmt.Sprintf(`(() => {
+if (self.__headroomDeterministic) return;
+Object.defineProperty(self, '__headroomDeterministic', {value: true});
+let seed = 0x2545F491;
+const next = () => { // mulberry32
+  seed |= 0; seed = seed + 0x6D2B79F5 | 0;
+  let t = Math.imul(seed ^ seed >>> 15, 1 | seed);
+  t = t + Math.imul(t ^ t >>> 7, 61 | t) ^ t;
+  return ((t ^ t >>> 14) >>> 0) / 4294967296;
+};
+Math.random = next;
+if (self.crypto && crypto.getRandomValues) {
+  const fill = function(a) {
+    const b = new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
+    for (let i = 0; i < b.length; i++) b[i] = Math.floor(next() * 256);
+    return a;
+  };
+  crypto.getRandomValues = fill;
+  if (crypto.randomUUID) crypto.randomUUID = () => {
+    const b = fill(new Uint8Array(16));
+    b[6] = b[6] & 0x0f | 0x40; b[8] = b[8] & 0x3f | 0x80;
+    const h = [...b].map(x => x.toString(16).padStart(2, '0')).join('');
+    return h.slice(0,8)+'-'+h.slice(8,12)+'-'+h.slice(12,16)+'-'+h.slice(16,20)+'-'+h.slice(20);
+  };
+}
+let now = %d;
+const RealDate = Date;
+const tick = () => now++;
+function FixedDate(...args) {
+  if (!new.target) return new RealDate(tick()).toString();
+  return args.length ? new RealDate(...args) : new RealDate(tick());
+}
+FixedDate.prototype = RealDate.prototype;
+Object.setPrototypeOf(FixedDate, RealDate);
+FixedDate.now = tick;
+FixedDate.parse = RealDate.parse;
+FixedDate.UTC = RealDate.UTC;
+Object.defineProperty(FixedDate.prototype, 'constructor', {value: FixedDate});
+self.Date = FixedDate;
+})();`, clock.UnixMilli())
+}

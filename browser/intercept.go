@@ -1,0 +1,145 @@
+package browser
+
+import (
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/chromedp/cdproto/fetch"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/chromedp"
+
+	"github.com/headroom-agent/headroom/browser/replay"
+)
+
+// pending is a recorded request waiting for its response.
+type pending struct {
+	seq     int64
+	started time.Time
+	req     *network.Request
+}
+
+// intercept answers one paused request. Every path ends in exactly one of
+// continue, fulfil or fail: an unanswered request hangs the page.
+func (p *Page) intercept(ev fetch.EventRequestPaused) {
+	if ev.ResponseStatusCode != 0 || ev.ResponseErrorReason != "" {
+		p.recordResponse(ev)
+		return
+	}
+	u := ev.Request.URL + ev.Request.URLFragment
+	if !p.allowed(u) {
+		p.mu.Lock()
+		p.blocked = append(p.blocked, u)
+		p.mu.Unlock()
+		p.opts.Logf("blocked %s %s: outside the allowed domains", ev.Request.Method, u)
+		p.failRequest(ev.RequestID, network.ErrorReasonBlockedByClient)
+		return
+	}
+	switch {
+	case p.opts.Replay != nil:
+		p.replay(ev)
+	case p.opts.Record != nil:
+		p.pending.Store(ev.RequestID, pending{seq: p.seq.Add(1), started: time.Now(), req: ev.Request})
+		_, _ = chromedp.Call(p.ctx, fetch.ContinueRequest, fetch.ContinueRequestParams{RequestID: ev.RequestID, InterceptResponse: new(true)})
+	default:
+		_, _ = chromedp.Call(p.ctx, fetch.ContinueRequest, fetch.ContinueRequestParams{RequestID: ev.RequestID})
+	}
+}
+
+func (p *Page) failRequest(id fetch.RequestID, why network.ErrorReason) {
+	_, _ = chromedp.Call(p.ctx, fetch.FailRequest, fetch.FailRequestParams{RequestID: id, ErrorReason: why})
+}
+
+// replay fulfils a request from the archive, or fails it as a miss.
+func (p *Page) replay(ev fetch.EventRequestPaused) {
+	req := replay.Request{Method: ev.Request.Method, URL: ev.Request.URL, Body: postData(ev.Request), Headers: headerStrings(ev.Request.Headers)}
+	m, ok := p.opts.Replay.Match(req)
+	if !ok {
+		p.opts.Logf("replay miss: %s %s", req.Method, req.URL)
+		p.failRequest(ev.RequestID, network.ErrorReasonInternetDisconnected)
+		return
+	}
+	if m.Fuzzy {
+		p.opts.Logf("replay: %s %s answered by the recorded %s (fuzzy match)", req.Method, req.URL, m.Entry.Request.URL)
+	}
+	var hs []*fetch.HeaderEntry
+	for _, h := range replay.ResponseHeaders(m.Entry) {
+		hs = append(hs, &fetch.HeaderEntry{Name: h.Name, Value: h.Value})
+	}
+	params := fetch.FulfillRequestParams{
+		RequestID:       ev.RequestID,
+		ResponseCode:    m.Entry.Response.Status,
+		ResponseHeaders: hs,
+		ResponsePhrase:  m.Entry.Response.StatusText,
+	}
+	if m.Entry.Response.Content != nil {
+		params.Body = m.Entry.Response.Content.Text
+	}
+	if params.ResponsePhrase == "" {
+		params.ResponsePhrase = http.StatusText(int(params.ResponseCode))
+	}
+	if _, err := chromedp.Call(p.ctx, fetch.FulfillRequest, params); err != nil {
+		p.opts.Logf("replay: fulfilling %s: %v", req.URL, err)
+		p.failRequest(ev.RequestID, network.ErrorReasonFailed)
+	}
+}
+
+// recordResponse captures a response at the response stage, then lets it
+// through unchanged.
+func (p *Page) recordResponse(ev fetch.EventRequestPaused) {
+	defer func() {
+		_, _ = chromedp.Call(p.ctx, fetch.ContinueResponse, fetch.ContinueResponseParams{RequestID: ev.RequestID})
+	}()
+	v, ok := p.pending.LoadAndDelete(ev.RequestID)
+	if !ok || ev.ResponseErrorReason != "" {
+		return // failed requests are not recorded: replay fails them too
+	}
+	pr := v.(pending)
+	x := replay.Exchange{
+		Seq:            pr.seq,
+		Started:        pr.started,
+		Method:         pr.req.Method,
+		URL:            pr.req.URL,
+		RequestHeaders: headerStrings(pr.req.Headers),
+		RequestBody:    postData(pr.req),
+		Status:         int(ev.ResponseStatusCode),
+		StatusText:     ev.ResponseStatusText,
+	}
+	for _, h := range ev.ResponseHeaders {
+		x.ResponseHeaders = append(x.ResponseHeaders, replay.Header{Name: h.Name, Value: h.Value})
+	}
+	if !isRedirect(x.Status) {
+		body, err := chromedp.Call(p.ctx, fetch.GetResponseBody, fetch.GetResponseBodyParams{RequestID: ev.RequestID})
+		if err != nil {
+			p.opts.Logf("record: no body for %s: %v", x.URL, err)
+		} else {
+			x.Body = body.Body
+		}
+	}
+	x.Duration = time.Since(pr.started)
+	p.opts.Record.Add(x)
+}
+
+func isRedirect(status int) bool {
+	switch status {
+	case 301, 302, 303, 307, 308:
+		return true
+	}
+	return false
+}
+
+func postData(r *network.Request) []byte {
+	var b []byte
+	for _, e := range r.PostDataEntries {
+		b = append(b, e.Bytes...)
+	}
+	return b
+}
+
+func headerStrings(h network.Headers) map[string]string {
+	out := make(map[string]string, len(h))
+	for k, v := range h {
+		out[k] = fmt.Sprint(v)
+	}
+	return out
+}

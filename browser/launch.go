@@ -1,0 +1,75 @@
+package browser
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/remote"
+)
+
+// chromeNames are tried in order on $PATH when no browser is named.
+var chromeNames = []string{
+	"chromium", "chromium-browser", "google-chrome", "google-chrome-stable",
+	"chrome", "headless_shell", "headless-shell",
+}
+
+// findChrome resolves the browser to launch: the given path, $CHROME_PATH,
+// or the first usual name on $PATH.
+func findChrome(path string) (string, error) {
+	from := "--chrome"
+	if path == "" {
+		path, from = os.Getenv("CHROME_PATH"), "CHROME_PATH"
+	}
+	if path != "" {
+		p, err := exec.LookPath(path)
+		if err != nil {
+			return "", &Error{Op: "launch", Kind: ErrLaunch, Detail: fmt.Sprintf("%s names %q, which is not an executable", from, path), Err: err}
+		}
+		return p, nil
+	}
+	for _, n := range chromeNames {
+		if p, err := exec.LookPath(n); err == nil {
+			return p, nil
+		}
+	}
+	return "", &Error{Op: "launch", Kind: ErrLaunch, Detail: "no Chrome or Chromium on $PATH (tried " + strings.Join(chromeNames, ", ") +
+		"): install one (Debian: apt-get install chromium), or name it with --chrome PATH or CHROME_PATH"}
+}
+
+// launchFlags are chromedp's defaults (headless, --disable-dev-shm-usage,
+// no background networking, ...) plus what a container needs: no GPU, no
+// component updates, a fixed window. chromedp adds --no-sandbox when
+// running as root and a fresh profile directory it removes afterwards.
+func launchFlags(execPath string, o Options) []chromedp.ExecAllocatorOption {
+	out := o.ChromeOutput
+	if out == nil {
+		out = io.Discard
+	}
+	return append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(execPath),
+		chromedp.Flag("disable-gpu", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-domain-reliability", true),
+		chromedp.Flag("no-pings", true),
+		chromedp.WindowSize(o.Width, o.Height),
+		chromedp.CombinedOutput(out),
+	)
+}
+
+// remoteAllocator attaches to a running browser by its DevTools address.
+func remoteAllocator(addr string) (context.Context, context.CancelFunc, error) {
+	u, err := url.Parse(addr)
+	if err != nil || u.Host == "" || (u.Scheme != "ws" && u.Scheme != "wss" && u.Scheme != "http" && u.Scheme != "https") {
+		return nil, nil, &Error{Op: "launch", Kind: ErrLaunch, Detail: fmt.Sprintf("--browser %q is not a DevTools address: want ws://host:port/devtools/browser/ID or http://host:port", redactURL(addr))}
+	}
+	ctx, cancel := remote.NewAllocator(context.Background(), addr, remote.WithDialTimeout(10*time.Second))
+	return ctx, cancel, nil
+}

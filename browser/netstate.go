@@ -1,0 +1,85 @@
+package browser
+
+import (
+	"sync"
+	"time"
+
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/page"
+)
+
+// netState follows the tab's traffic and navigations from its events, so
+// waits and outcomes need no extra round trips.
+type netState struct {
+	mu          sync.Mutex
+	inflight    map[network.RequestID]bool
+	lastChange  time.Time // a request started or ended
+	navigations int       // main-frame navigations, including same-document ones
+	loading     bool      // main frame between started and stopped loading
+	mainFrame   string
+}
+
+func (n *netState) observe(ev any) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.inflight == nil {
+		n.inflight = map[network.RequestID]bool{}
+	}
+	now := time.Now()
+	switch e := ev.(type) {
+	case *network.EventRequestWillBeSent:
+		// WebSockets and event streams never finish; they are not "busy".
+		if e.Type != network.ResourceTypeWebSocket && e.Type != network.ResourceTypeEventSource {
+			n.inflight[e.RequestID] = true
+			n.lastChange = now
+		}
+	case *network.EventLoadingFinished:
+		delete(n.inflight, e.RequestID)
+		n.lastChange = now
+	case *network.EventLoadingFailed:
+		delete(n.inflight, e.RequestID)
+		n.lastChange = now
+	case *page.EventFrameNavigated:
+		if e.Frame != nil && e.Frame.ParentID == "" {
+			n.mainFrame = string(e.Frame.ID)
+			n.navigations++
+			// Requests of the old document will never report back.
+			clear(n.inflight)
+			n.lastChange = now
+		}
+	case *page.EventNavigatedWithinDocument:
+		if string(e.FrameID) == n.mainFrame {
+			n.navigations++
+		}
+	case *page.EventFrameStartedLoading:
+		if string(e.FrameID) == n.mainFrame || n.mainFrame == "" {
+			n.loading = true
+		}
+	case *page.EventFrameStoppedLoading:
+		if string(e.FrameID) == n.mainFrame {
+			n.loading = false
+		}
+	}
+}
+
+// quietFor is how long no request has started or ended, with none open.
+func (n *netState) quietFor() time.Duration {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if len(n.inflight) > 0 {
+		return 0
+	}
+	return time.Since(n.lastChange)
+}
+
+func (n *netState) navCount() int {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.navigations
+}
+
+func (n *netState) isLoading() bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.loading
+}

@@ -1,0 +1,148 @@
+package browser
+
+import (
+	"strings"
+	"testing"
+)
+
+// line finds the element whose rendered line contains all of parts.
+func line(t *testing.T, s *Snapshot, parts ...string) Element {
+	t.Helper()
+	for _, e := range s.Elements {
+		l := e.Line(80)
+		ok := true
+		for _, p := range parts {
+			if !strings.Contains(l, p) {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return e
+		}
+	}
+	t.Fatalf("no element with %q in\n%s", parts, s)
+	return Element{}
+}
+
+func TestSnapshotOfTheShop(t *testing.T) {
+	s := site(t)
+	p := open(t, Options{})
+	ctx := ctxT(t)
+	if _, err := p.Navigate(ctx, s.URL+"/shop/index.html"); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := p.Observe(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if snap.Title != "Oak & Iron — furniture" || !strings.HasSuffix(snap.URL, "/shop/") {
+		t.Errorf("title %q url %q", snap.Title, snap.URL)
+	}
+	q := line(t, snap, `searchbox "Search the catalogue"`, `placeholder="Search products"`, "type=search")
+	if q.Offscreen || !q.Visible || q.BackendID == 0 {
+		t.Errorf("search box: %+v", q)
+	}
+	line(t, snap, `button "Checkout"`, "disabled")
+	line(t, snap, `link "Partners"`, "href=http://elsewhere.test/partners")
+	line(t, snap, `link "Desks"`, "href=/shop/results.html?q=desk")
+	line(t, snap, `button "Cart (0)"`)                             // inside an open shadow root
+	line(t, snap, `textbox "Email address"`, "type=email", "frame=1") // inside a same-origin iframe
+	line(t, snap, `button "Subscribe"`, "frame=1")
+	line(t, snap, `button "Load reviews"`, "offscreen")
+	for i, e := range snap.Elements {
+		if e.Index != i {
+			t.Errorf("element %d has index %d", i, e.Index)
+		}
+	}
+	if !strings.Contains(snap.Text, "Free delivery on orders over 500 EUR.") || !strings.Contains(snap.Text, "Our monthly letter") {
+		t.Errorf("text misses the page or its frame:\n%s", snap.Text)
+	}
+	if strings.Contains(snap.Text, "customElements") {
+		t.Error("script text leaked into the snapshot")
+	}
+	again, err := p.Observe(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Fingerprint != snap.Fingerprint || again.String() != snap.String() {
+		t.Error("two snapshots of an unchanged page differ")
+	}
+}
+
+func TestSnapshotOfTheForm(t *testing.T) {
+	s := site(t)
+	p := open(t, Options{})
+	ctx := ctxT(t)
+	if _, err := p.Navigate(ctx, s.URL+"/form/index.html"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Type(ctx, CSS("#password"), "hunter22", false); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := p.Observe(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	line(t, snap, `textbox "Full name"`, "type=text")
+	line(t, snap, `combobox "Country"`, `value="Choose one"`, `"Norway"`, `"Japan"`)
+	line(t, snap, `radio "Free"`, "checked")
+	line(t, snap, `checkbox "I accept the terms"`)
+	line(t, snap, `button "Create account"`, "disabled")
+	line(t, snap, `textbox "About you"`, "<textarea")
+	pw := line(t, snap, `textbox "Password"`)
+	if strings.Contains(snap.String(), "hunter22") || pw.Value != "••••" {
+		t.Errorf("a password reached the snapshot: %+v", pw)
+	}
+}
+
+func TestSnapshotSeesContentLoadedAfterLoad(t *testing.T) {
+	s := site(t)
+	p := open(t, Options{})
+	ctx := ctxT(t)
+	if _, err := p.Navigate(ctx, s.URL+"/feed/index.html"); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := p.Observe(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Sam: Warehouse closed on Friday.", "12 members, 3 online"} {
+		if !strings.Contains(snap.Text, want) {
+			t.Errorf("text lacks %q (fetched after load):\n%s", want, snap.Text)
+		}
+	}
+}
+
+func TestRenderKeepsToTheCap(t *testing.T) {
+	s := site(t)
+	p := open(t, Options{Snapshot: SnapshotOptions{MaxTokens: 120}})
+	ctx := ctxT(t)
+	if _, err := p.Navigate(ctx, s.URL+"/shop/index.html"); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := p.Observe(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, truncated := snap.Render()
+	if !truncated || !strings.Contains(out, "[truncated: ") {
+		t.Fatalf("no truncation marker:\n%s", out)
+	}
+	if n := (len(out) + 3) / 4; n > 120 {
+		t.Errorf("rendered %d tokens, cap 120:\n%s", n, out)
+	}
+	if !strings.Contains(out, "[0] link \"Home\"") {
+		t.Errorf("the first elements should survive the cut:\n%s", out)
+	}
+	// A roomier cap keeps every element and cuts only text.
+	noText := *snap
+	noText.Text = ""
+	noText.opts.MaxTokens = 1 << 20
+	elementsOnly, _ := noText.Render()
+	snap.opts.MaxTokens = (len(elementsOnly)+3)/4 + 40
+	out, truncated = snap.Render()
+	if !truncated || !strings.Contains(out, "[11] button \"Load reviews\"") || !strings.Contains(out, "more words of text") {
+		t.Errorf("with room for the elements, only text should be cut:\n%s", out)
+	}
+}

@@ -1,0 +1,135 @@
+package browser
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// Effect is what an action did to the page.
+type Effect string
+
+const (
+	Navigated Effect = "navigated" // the page's URL or document changed
+	Changed   Effect = "changed"   // same page, different content, values or scroll
+	Nothing   Effect = "nothing"   // no visible difference
+)
+
+// Outcome is what an action did: its effect and the URL after it.
+type Outcome struct {
+	Effect Effect
+	URL    string
+	Detail string // for a person, e.g. `selected "Norway"`
+}
+
+func (o Outcome) String() string {
+	s := string(o.Effect)
+	if o.Detail != "" {
+		s += ": " + o.Detail
+	}
+	return s
+}
+
+// domHashJS hashes what a person could notice: elements, attributes
+// (not inline style, which animations churn), text, form values and the
+// scroll position, through open shadow roots and same-origin frames.
+const domHashJS = `(() => {
+  let h = 2166136261;
+  const mix = (s) => { for (let i = 0; i < s.length; i++) { h ^= s.charCodeAt(i); h = Math.imul(h, 16777619); } };
+  const walk = (n) => {
+    if (n.nodeType === 3) { mix(n.data); return; }
+    if (n.nodeType === 1) {
+      const t = n.tagName;
+      if (t === 'SCRIPT' || t === 'STYLE') return;
+      mix('<' + t);
+      for (const a of n.attributes) if (a.name !== 'style') mix(a.name + '=' + a.value);
+      if ((t === 'INPUT' || t === 'TEXTAREA' || t === 'SELECT') && typeof n.value === 'string') mix('v=' + n.value);
+      if (n.checked) mix('c');
+      if (n.shadowRoot) walk(n.shadowRoot);
+      if (t === 'IFRAME' || t === 'FRAME') { try { if (n.contentDocument) walk(n.contentDocument); } catch (e) {} }
+    } else if (n.nodeType !== 9 && n.nodeType !== 11) return;
+    for (let c = n.firstChild; c; c = c.nextSibling) walk(c);
+  };
+  walk(document);
+  return {url: location.href, dom: (h >>> 0).toString(16), scroll: Math.round(scrollX) + ',' + Math.round(scrollY), ready: document.readyState};
+})()`
+
+type pageState struct {
+	URL    string `json:"url"`
+	DOM    string `json:"dom"`
+	Scroll string `json:"scroll"`
+	Ready  string `json:"ready"`
+}
+
+func (p *Page) state(ctx context.Context) pageState {
+	s, err := chromedp.Run(ctx, chromedp.Evaluate[pageState](domHashJS))
+	if err != nil {
+		return pageState{} // mid-navigation: no document to read
+	}
+	return s
+}
+
+// settle waits for what an action set going to finish — a navigation's
+// load, the requests it made, the DOM to stop changing — within bounds,
+// then says what changed.
+func (p *Page) settle(ctx context.Context, before pageState, navs, blocked int) (Outcome, error) {
+	// A navigation starts within a few frames of the click that causes it.
+	deadline := time.Now().Add(300 * time.Millisecond)
+	for time.Now().Before(deadline) && p.net.navCount() == navs && !p.net.isLoading() {
+		if !sleep(ctx, 25*time.Millisecond) {
+			break
+		}
+	}
+	if p.net.navCount() != navs || p.net.isLoading() {
+		_ = p.waitLoad(ctx, p.opts.LoadTimeout)
+	}
+	_ = p.waitQuiet(ctx, 150*time.Millisecond, 2*time.Second)
+	after, _ := p.waitStable(ctx, 100*time.Millisecond, 2*time.Second)
+
+	if err := p.blockedSince(ctx, blocked, after); err != nil {
+		return Outcome{}, err
+	}
+	out := Outcome{URL: after.URL}
+	switch {
+	case p.net.navCount() != navs || after.URL != before.URL:
+		out.Effect = Navigated
+	case after.DOM != before.DOM || after.Scroll != before.Scroll:
+		out.Effect = Changed
+	default:
+		out.Effect = Nothing
+	}
+	return out, nil
+}
+
+// blockedSince turns a navigation the allowed domains refused into an
+// error, and takes the page back from the browser's error page.
+func (p *Page) blockedSince(ctx context.Context, n int, now pageState) error {
+	p.mu.Lock()
+	var refused []string
+	if len(p.blocked) > n {
+		refused = append(refused, p.blocked[n:]...)
+	}
+	p.mu.Unlock()
+	if len(refused) == 0 {
+		return nil
+	}
+	if strings.HasPrefix(now.URL, "chrome-error:") {
+		_ = chromedp.Do(ctx, chromedp.NavigateBack())
+		_ = p.waitLoad(ctx, p.opts.LoadTimeout)
+		return fail("", "", ErrBlocked, "the page tried to load %s", refused[0])
+	}
+	return nil // a blocked subresource: the page stayed where it was
+}
+
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}

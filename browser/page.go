@@ -1,0 +1,367 @@
+// Package browser drives Chrome for an agent: it launches or attaches to a
+// browser, observes a page as a compact indexed snapshot, acts on it by
+// index or by selector, takes screenshots, keeps a run on its allowed
+// domains, and records or replays the page's traffic as HAR.
+//
+// A Page is one tab of one run. Its methods read like the steps a person
+// takes: p.Observe, p.Click(ctx, Index(3)), p.Type(ctx, CSS("#q"), "shoes",
+// true). Every action says what it did (Outcome) or why it could not
+// (*Error, with a kind such as ErrCovered).
+package browser
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/cdproto/fetch"
+	"github.com/chromedp/cdproto/inspector"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/chromedp"
+
+	"github.com/headroom-agent/headroom/browser/replay"
+)
+
+// Options configure a Page. The zero value launches a local headless
+// Chromium with a fresh profile, allows every domain, and talks to the
+// network.
+type Options struct {
+	// ChromePath is the browser to launch; empty means $CHROME_PATH, then
+	// the usual names (chromium, google-chrome, ...) on $PATH.
+	ChromePath string
+	// Remote attaches to a running browser instead of launching one:
+	// ws://host:port/devtools/browser/... or http://host:port. The run
+	// gets a browser context of its own, closed with the Page.
+	Remote string
+	// Width and Height of the viewport; 1280×800 when zero.
+	Width, Height int
+	// AllowedDomains, when set, confine the run: requests to any other
+	// host fail in the browser. "example.com" also allows its subdomains.
+	AllowedDomains []string
+	// Record, when set, receives every exchange the page makes.
+	Record *replay.Recorder
+	// Replay, when set, answers every request from an archive; nothing
+	// reaches the network, and what it cannot answer fails (a miss).
+	Replay *replay.Matcher
+	// Clock is the time the page's Date starts from in a deterministic
+	// run; record and replay set it from the recording.
+	Clock time.Time
+	// Deterministic fixes Date, Math.random, crypto.getRandomValues, the
+	// time zone and the locale, and turns off the cache and service
+	// workers. On whenever Record or Replay is set.
+	Deterministic bool
+	// ActionTimeout bounds each action and wait; 15 s when zero.
+	ActionTimeout time.Duration
+	// LoadTimeout bounds a navigation; 30 s when zero.
+	LoadTimeout time.Duration
+	// Snapshot sizes observations.
+	Snapshot SnapshotOptions
+	// ScreenshotDir, when set, gets a PNG after every action.
+	ScreenshotDir string
+	// Logf receives what a person may want to know (blocked requests,
+	// fuzzy replay matches); nil discards it.
+	Logf func(format string, args ...any)
+	// ChromeOutput receives Chrome's own stderr; nil discards it.
+	ChromeOutput io.Writer
+}
+
+func (o *Options) defaults() {
+	if o.Width <= 0 {
+		o.Width = 1280
+	}
+	if o.Height <= 0 {
+		o.Height = 800
+	}
+	if o.ActionTimeout <= 0 {
+		o.ActionTimeout = 15 * time.Second
+	}
+	if o.LoadTimeout <= 0 {
+		o.LoadTimeout = 30 * time.Second
+	}
+	if o.Record != nil || o.Replay != nil {
+		o.Deterministic = true
+	}
+	if o.Deterministic && o.Clock.IsZero() {
+		if o.Record != nil {
+			o.Clock = o.Record.Recorded()
+		} else {
+			o.Clock = time.Now()
+		}
+	}
+	if o.Logf == nil {
+		o.Logf = func(string, ...any) {}
+	}
+}
+
+// Page is one browser tab for one run. Its methods may be called from one
+// goroutine at a time; Close may be called from any.
+type Page struct {
+	opts Options
+
+	ctx         context.Context // the tab; lives until Close
+	cancelTab   context.CancelFunc
+	cancelAlloc context.CancelFunc
+	pid         int // launched Chrome's pid; 0 when attached
+
+	crashed atomic.Bool
+	closed  atomic.Bool
+	net     netState
+	pending sync.Map // fetch.RequestID → pending, while recording
+	seq     atomic.Int64
+
+	mu      sync.Mutex
+	blocked []string // URLs refused for being off the allowed domains
+	last    *Snapshot
+	steps   int // actions taken, for screenshot names
+}
+
+// Open starts (or attaches to) a browser and opens one tab in it.
+func Open(ctx context.Context, o Options) (*Page, error) {
+	o.defaults()
+	p := &Page{opts: o}
+	var allocCtx context.Context
+	if o.Remote != "" {
+		var err error
+		allocCtx, p.cancelAlloc, err = remoteAllocator(o.Remote)
+		if err != nil {
+			return nil, err
+		}
+	} else {
+		exec, err := findChrome(o.ChromePath)
+		if err != nil {
+			return nil, err
+		}
+		allocCtx, p.cancelAlloc = chromedp.NewExecAllocator(context.Background(), launchFlags(exec, o)...)
+	}
+	var tabOpts []chromedp.ContextOption
+	if o.Remote != "" {
+		tabOpts = append(tabOpts, chromedp.WithNewBrowserContext())
+	}
+	// The browser lives as long as the tab context given to its first
+	// action: a context with no deadline, ended only by Close.
+	p.ctx, p.cancelTab = chromedp.NewContext(allocCtx, tabOpts...)
+
+	started := make(chan error, 1)
+	go func() { started <- chromedp.Do(p.ctx) }()
+	var err error
+	select {
+	case err = <-started:
+	case <-time.After(o.LoadTimeout):
+		err = fmt.Errorf("no answer from the browser after %s", o.LoadTimeout)
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	if err != nil {
+		p.Close()
+		what := "launching " + o.ChromePath
+		if o.Remote != "" {
+			what = "attaching to " + redactURL(o.Remote)
+		}
+		return nil, &Error{Op: "launch", Kind: ErrLaunch, Detail: what, Err: err}
+	}
+	if c := chromedp.FromContext(p.ctx); c.Browser != nil && c.Browser.Process() != nil {
+		p.pid = c.Browser.Process().Pid
+	}
+	if err := p.setup(); err != nil {
+		p.Close()
+		return nil, &Error{Op: "launch", Kind: ErrLaunch, Detail: "setting up the tab", Err: err}
+	}
+	return p, nil
+}
+
+// setup subscribes to the events the page needs and applies the run's
+// rules before any navigation.
+func (p *Page) setup() error {
+	if err := chromedp.Listen(p.ctx, p.onEvent); err != nil {
+		return err
+	}
+	o := p.opts
+	if o.Remote != "" {
+		if err := chromedp.Do(p.ctx, chromedp.EmulateViewport(int64(o.Width), int64(o.Height))); err != nil {
+			return err
+		}
+	}
+	if o.Deterministic {
+		if _, err := chromedp.Call(p.ctx, network.SetCacheDisabled, network.SetCacheDisabledParams{CacheDisabled: true}); err != nil {
+			return err
+		}
+		if _, err := chromedp.Call(p.ctx, network.SetBypassServiceWorker, network.SetBypassServiceWorkerParams{Bypass: true}); err != nil {
+			return err
+		}
+		if _, err := chromedp.Call(p.ctx, emulation.SetTimezoneOverride, emulation.SetTimezoneOverrideParams{TimezoneID: "UTC"}); err != nil {
+			return err
+		}
+		if _, err := chromedp.Call(p.ctx, emulation.SetLocaleOverride, emulation.SetLocaleOverrideParams{Locale: "en-US"}); err != nil {
+			return err
+		}
+		if _, err := chromedp.Call(p.ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{
+			Source: deterministicJS(o.Clock), RunImmediately: new(true),
+		}); err != nil {
+			return err
+		}
+	}
+	if len(o.AllowedDomains) > 0 || o.Record != nil || o.Replay != nil {
+		// Subscribe before enabling, so no paused request is missed; every
+		// paused request must be answered or the page hangs.
+		paused := chromedp.Events(p.ctx, fetch.RequestPaused)
+		go func() {
+			for ev, err := range paused {
+				if err != nil {
+					return
+				}
+				go p.intercept(ev)
+			}
+		}()
+		if _, err := chromedp.Call(p.ctx, fetch.Enable, fetch.EnableParams{Patterns: []*fetch.RequestPattern{{URLPattern: "*"}}}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// onEvent runs on the tab's read loop: it only updates counters.
+func (p *Page) onEvent(ev any) {
+	switch e := ev.(type) {
+	case *inspector.EventTargetCrashed:
+		p.crashed.Store(true)
+	case *inspector.EventDetached:
+		p.crashed.Store(true)
+	default:
+		p.net.observe(e)
+	}
+}
+
+// Close closes the tab and, when the browser was launched for this Page,
+// the browser with its profile. It is safe to call more than once.
+func (p *Page) Close() error {
+	if p.closed.Swap(true) {
+		return nil
+	}
+	if p.cancelTab != nil {
+		p.cancelTab()
+	}
+	if p.cancelAlloc != nil {
+		p.cancelAlloc() // waits for a launched Chrome to exit and removes its profile
+	}
+	return nil
+}
+
+// PID is the launched browser's process id; 0 when attached.
+func (p *Page) PID() int { return p.pid }
+
+// Blocked lists the URLs refused for being outside the allowed domains.
+func (p *Page) Blocked() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]string(nil), p.blocked...)
+}
+
+// URL is the page's current URL.
+func (p *Page) URL(ctx context.Context) (string, error) {
+	var u string
+	err := p.do(ctx, "url", "", p.opts.ActionTimeout, func(ctx context.Context) error {
+		var err error
+		u, err = chromedp.Run(ctx, chromedp.Location())
+		return err
+	})
+	return u, err
+}
+
+// do runs fn on the tab with a deadline and turns what can go wrong with
+// the browser itself into typed errors.
+func (p *Page) do(ctx context.Context, op, target string, timeout time.Duration, fn func(ctx context.Context) error) error {
+	if p.closed.Load() {
+		return &Error{Op: op, Target: target, Kind: ErrClosed}
+	}
+	if err := p.alive(op, target); err != nil {
+		return err
+	}
+	tctx, cancel := context.WithTimeout(p.ctx, timeout)
+	defer cancel()
+	stop := context.AfterFunc(ctx, cancel) // the caller's cancellation too
+	defer stop()
+	err := fn(tctx)
+	if err == nil {
+		return nil
+	}
+	var be *Error
+	if errors.As(err, &be) {
+		return err
+	}
+	if aerr := p.alive(op, target); aerr != nil {
+		return aerr
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if tctx.Err() != nil {
+		return &Error{Op: op, Target: target, Kind: ErrTimeout, Detail: "after " + timeout.String(), Err: err}
+	}
+	return &Error{Op: op, Target: target, Kind: ErrCrashed, Detail: "the browser refused the command", Err: err}
+}
+
+// alive reports a crashed renderer or a browser that went away.
+func (p *Page) alive(op, target string) error {
+	if p.crashed.Load() {
+		return &Error{Op: op, Target: target, Kind: ErrCrashed, Detail: "the page's renderer crashed"}
+	}
+	if p.ctx.Err() != nil && !p.closed.Load() {
+		detail := "the connection to the browser closed"
+		if p.pid != 0 && !processAlive(p.pid) {
+			detail = fmt.Sprintf("the browser process (pid %d) exited", p.pid)
+		}
+		return &Error{Op: op, Target: target, Kind: ErrCrashed, Detail: detail}
+	}
+	return nil
+}
+
+func processAlive(pid int) bool {
+	proc, err := os.FindProcess(pid)
+	if err != nil {
+		return false
+	}
+	return proc.Signal(nil) == nil
+}
+
+// allowed reports whether the run may load u.
+func (p *Page) allowed(u string) bool {
+	if len(p.opts.AllowedDomains) == 0 {
+		return true
+	}
+	pu, err := url.Parse(u)
+	if err != nil {
+		return false
+	}
+	switch pu.Scheme {
+	case "data", "blob", "about", "javascript":
+		return true
+	}
+	host := strings.ToLower(pu.Hostname())
+	for _, d := range p.opts.AllowedDomains {
+		d = strings.ToLower(strings.TrimPrefix(d, "."))
+		if host == d || strings.HasSuffix(host, "."+d) {
+			return true
+		}
+	}
+	return false
+}
+
+// redactURL drops credentials and query from a browser address for errors.
+func redactURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil {
+		return "the given browser address"
+	}
+	u.User = nil
+	u.RawQuery = ""
+	return u.String()
+}

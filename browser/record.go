@@ -1,0 +1,76 @@
+package browser
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/headroom-agent/headroom/browser/replay"
+)
+
+// Recording is one pass over a site: its start, the steps taken, and what
+// each step did.
+type Recording struct {
+	URL      string
+	Steps    []Step
+	Outcomes []Outcome
+	Title    string
+}
+
+// Record loads startURL, waits for the requests the page makes after
+// load, takes the steps (waiting for their requests too), and leaves every
+// exchange in o.Record. dir is where screenshot steps write.
+func Record(ctx context.Context, o Options, startURL string, steps []Step, dir string) (*Recording, error) {
+	if o.Record == nil {
+		return nil, fmt.Errorf("browser.Record needs Options.Record")
+	}
+	p, err := Open(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	defer p.Close()
+	rec := &Recording{URL: startURL, Steps: steps}
+	if _, err := p.Navigate(ctx, startURL); err != nil {
+		return rec, err
+	}
+	_ = p.Wait(ctx, WaitNetworkQuiet, 10*time.Second)
+	for i, s := range steps {
+		out, err := p.Run(ctx, s, dir)
+		rec.Outcomes = append(rec.Outcomes, out)
+		if err != nil {
+			return rec, fmt.Errorf("step %d (%s): %w", i+1, s, err)
+		}
+		_ = p.Wait(ctx, WaitNetworkQuiet, 10*time.Second)
+	}
+	if snap, err := p.Observe(ctx); err == nil {
+		rec.Title = snap.Title
+		o.Record.SetTitle(snap.Title)
+	}
+	p.drain(ctx, 5*time.Second)
+	return rec, nil
+}
+
+// drain waits for responses still being captured.
+func (p *Page) drain(ctx context.Context, limit time.Duration) {
+	deadline := time.Now().Add(limit)
+	for time.Now().Before(deadline) {
+		n := 0
+		p.pending.Range(func(any, any) bool { n++; return true })
+		if n == 0 || !sleep(ctx, 20*time.Millisecond) {
+			return
+		}
+	}
+}
+
+// StartURL is where a replay of a recording begins: its first page.
+func StartURL(a *replay.Archive) string {
+	for _, e := range a.Log.Entries {
+		if e.Response.Status == 200 && e.Response.Content != nil && len(e.Response.Content.MimeType) >= 9 && e.Response.Content.MimeType[:9] == "text/html" {
+			return e.Request.URL
+		}
+	}
+	if len(a.Log.Entries) > 0 {
+		return a.Log.Entries[0].Request.URL
+	}
+	return ""
+}

@@ -1,0 +1,45 @@
+package browser
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/chromedp"
+)
+
+// Screenshot returns a PNG of what the viewport shows.
+func (p *Page) Screenshot(ctx context.Context) ([]byte, error) {
+	var png []byte
+	err := p.do(ctx, "screenshot", "", p.opts.ActionTimeout, func(ctx context.Context) error {
+		res, err := chromedp.Call(ctx, page.CaptureScreenshot, page.CaptureScreenshotParams{Format: page.CaptureScreenshotFormatPng})
+		png = res.Data
+		return err
+	})
+	return png, err
+}
+
+// afterStep counts an action and, when the run asked for it, saves a
+// screenshot named after it. A failed screenshot is logged, never fatal.
+func (p *Page) afterStep(ctx context.Context, op string, actErr error) {
+	p.mu.Lock()
+	p.steps++
+	n := p.steps
+	p.mu.Unlock()
+	if p.opts.ScreenshotDir == "" || p.closed.Load() {
+		return
+	}
+	png, err := p.Screenshot(ctx)
+	if err == nil {
+		name := fmt.Sprintf("step-%03d-%s.png", n, op)
+		if actErr != nil {
+			name = fmt.Sprintf("step-%03d-%s-failed.png", n, op)
+		}
+		err = os.WriteFile(filepath.Join(p.opts.ScreenshotDir, name), png, 0o644)
+	}
+	if err != nil {
+		p.opts.Logf("screenshot after %s: %v", op, err)
+	}
+}

@@ -1,0 +1,229 @@
+package browser
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/chromedp/cdproto/cdp"
+)
+
+// Snapshot is what an agent sees of a page at one moment: where it is, the
+// interactive elements a person could use, by index, and the page's text.
+type Snapshot struct {
+	URL         string
+	Title       string
+	Elements    []Element
+	Text        string
+	Fingerprint string // URL + structure: equal fingerprints, same page state
+
+	opts SnapshotOptions
+}
+
+// Element is one interactive element. Index is its place in Elements;
+// indexes are valid for the snapshot that gave them, until the page changes.
+type Element struct {
+	Index       int
+	Role        string // from the accessibility tree: button, link, textbox, ...
+	Name        string // accessible name
+	Tag         string // lower-case tag name
+	Type        string // input type
+	Placeholder string
+	Href        string
+	Value       string
+	Options     []string // a <select>'s option labels
+	Checked     bool
+	Disabled    bool
+	Visible     bool // has a box a person can see
+	Offscreen   bool // outside the viewport: scroll to reach it
+	Frame       int  // 0 for the top document, n for the n-th frame inside it
+	BackendID   cdp.BackendNodeID
+}
+
+// SnapshotOptions size what Render writes.
+type SnapshotOptions struct {
+	// MaxTokens caps the rendered snapshot; 2000 when zero.
+	MaxTokens int
+	// Count measures tokens; a quarter of the characters when nil. Pass
+	// the model's tokenizer for exact figures.
+	Count func(string) int
+	// MaxNameChars cuts long names and values; 80 when zero.
+	MaxNameChars int
+}
+
+func (o SnapshotOptions) withDefaults() SnapshotOptions {
+	if o.MaxTokens <= 0 {
+		o.MaxTokens = 2000
+	}
+	if o.Count == nil {
+		o.Count = func(s string) int { return (len(s) + 3) / 4 }
+	}
+	if o.MaxNameChars <= 0 {
+		o.MaxNameChars = 80
+	}
+	return o
+}
+
+// Line is the element as the snapshot writes it, for example
+//
+//	[3] textbox "Email" <input type=email placeholder="you@example.com"> required
+func (e Element) Line(maxChars int) string {
+	if maxChars <= 0 {
+		maxChars = 80
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "[%d] %s", e.Index, e.Role)
+	if e.Name != "" {
+		b.WriteString(" " + strconv.Quote(clip(e.Name, maxChars)))
+	}
+	b.WriteString(" <" + e.Tag)
+	if e.Type != "" {
+		b.WriteString(" type=" + e.Type)
+	}
+	if e.Placeholder != "" && e.Placeholder != e.Name {
+		b.WriteString(" placeholder=" + strconv.Quote(clip(e.Placeholder, maxChars)))
+	}
+	if e.Href != "" {
+		b.WriteString(" href=" + clip(e.Href, maxChars))
+	}
+	if e.Value != "" {
+		b.WriteString(" value=" + strconv.Quote(clip(e.Value, maxChars)))
+	}
+	b.WriteString(">")
+	if len(e.Options) > 0 {
+		opts := e.Options
+		more := ""
+		if len(opts) > 8 {
+			more = fmt.Sprintf(" +%d more", len(opts)-8)
+			opts = opts[:8]
+		}
+		q := make([]string, len(opts))
+		for i, o := range opts {
+			q[i] = strconv.Quote(clip(o, 40))
+		}
+		b.WriteString(" options=" + strings.Join(q, ",") + more)
+	}
+	if e.Checked {
+		b.WriteString(" checked")
+	}
+	if e.Disabled {
+		b.WriteString(" disabled")
+	}
+	if !e.Visible {
+		b.WriteString(" hidden")
+	} else if e.Offscreen {
+		b.WriteString(" offscreen")
+	}
+	if e.Frame > 0 {
+		fmt.Fprintf(&b, " frame=%d", e.Frame)
+	}
+	return b.String()
+}
+
+func clip(s string, n int) string {
+	if len([]rune(s)) <= n {
+		return s
+	}
+	return string([]rune(s)[:n-1]) + "…"
+}
+
+// String is Render with the snapshot's own options.
+func (s *Snapshot) String() string {
+	out, _ := s.Render()
+	return out
+}
+
+// Render writes the snapshot for a model, within the token cap. When it
+// does not fit, the text is cut first, then the elements from the end,
+// and a marker says what was left out. truncated reports whether anything was.
+func (s *Snapshot) Render() (out string, truncated bool) {
+	o := s.opts.withDefaults()
+	head := "url: " + s.URL + "\ntitle: " + s.Title + "\n"
+	lines := make([]string, len(s.Elements))
+	for i, e := range s.Elements {
+		lines[i] = e.Line(o.MaxNameChars)
+	}
+	text := strings.TrimSpace(s.Text)
+	full := compose(head, lines, text, "")
+	if o.Count(full) <= o.MaxTokens {
+		return full, false
+	}
+	// Keep all elements and as much text as fits.
+	words := strings.Fields(text)
+	marker := func(elems, ws int) string {
+		var parts []string
+		if elems > 0 {
+			parts = append(parts, fmt.Sprintf("%d more elements", elems))
+		}
+		if ws > 0 {
+			parts = append(parts, fmt.Sprintf("%d more words of text", ws))
+		}
+		return "[truncated: " + strings.Join(parts, ", ") + "; scroll or extract to see more]"
+	}
+	if o.Count(compose(head, lines, "", marker(0, len(words)))) <= o.MaxTokens {
+		n := largest(len(words), func(n int) bool {
+			return o.Count(compose(head, lines, cutText(text, n), marker(0, len(words)-n))) <= o.MaxTokens
+		})
+		return compose(head, lines, cutText(text, n), marker(0, len(words)-n)), true
+	}
+	// Not even the elements fit: keep the first ones, which come first on the page.
+	n := largest(len(lines), func(n int) bool {
+		return o.Count(compose(head, lines[:n], "", marker(len(lines)-n, len(words)))) <= o.MaxTokens
+	})
+	return compose(head, lines[:n], "", marker(len(lines)-n, len(words))), true
+}
+
+// cutText keeps the first n words of text, keeping its line breaks.
+func cutText(text string, n int) string {
+	if n <= 0 {
+		return ""
+	}
+	count := 0
+	inWord := false
+	for i, r := range text {
+		space := r == ' ' || r == '\n' || r == '\t' || r == '\r'
+		if !space && !inWord {
+			if count == n {
+				return strings.TrimSpace(text[:i])
+			}
+			count++
+		}
+		inWord = !space
+	}
+	return text
+}
+
+// largest is the largest n in [0, max] with fits(n), assuming fits is
+// monotone and fits(0) holds.
+func largest(max int, fits func(int) bool) int {
+	lo, hi := 0, max
+	for lo < hi {
+		mid := (lo + hi + 1) / 2
+		if fits(mid) {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	return lo
+}
+
+func compose(head string, lines []string, text, marker string) string {
+	var b strings.Builder
+	b.WriteString(head)
+	b.WriteString("elements:\n")
+	for _, l := range lines {
+		b.WriteString(l)
+		b.WriteByte('\n')
+	}
+	if text != "" {
+		b.WriteString("text:\n")
+		b.WriteString(text)
+		b.WriteByte('\n')
+	}
+	if marker != "" {
+		b.WriteString(marker)
+		b.WriteByte('\n')
+	}
+	return b.String()
+}

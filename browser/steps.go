@@ -1,0 +1,217 @@
+package browser
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/headroom-agent/headroom/internal/yamlconf"
+)
+
+// Step is one scripted action, for the plain selector work that needs no
+// model. Exactly one action field is set; Expect may join any of them.
+// A selector starting with / or ( is XPath, anything else CSS.
+//
+//	- navigate: /search
+//	- type: "#q"
+//	  text: walnut desk
+//	  submit: true
+//	- wait: network
+//	- click: "//a[contains(., 'Walnut')]"
+//	- expect: In stock
+type Step struct {
+	Click      string `yaml:"click,omitempty" json:"click,omitempty"`
+	Type       string `yaml:"type,omitempty" json:"type,omitempty"`
+	Text       string `yaml:"text,omitempty" json:"text,omitempty"`
+	Submit     bool   `yaml:"submit,omitempty" json:"submit,omitempty"`
+	Select     string `yaml:"select,omitempty" json:"select,omitempty"`
+	Option     string `yaml:"option,omitempty" json:"option,omitempty"`
+	Navigate   string `yaml:"navigate,omitempty" json:"navigate,omitempty"`
+	Scroll     string `yaml:"scroll,omitempty" json:"scroll,omitempty"` // up, down, or a selector to bring into view
+	Press      string `yaml:"press,omitempty" json:"press,omitempty"`
+	Back       bool   `yaml:"back,omitempty" json:"back,omitempty"`
+	Wait       string `yaml:"wait,omitempty" json:"wait,omitempty"` // load, network, dom, or a duration such as 500ms
+	Screenshot string `yaml:"screenshot,omitempty" json:"screenshot,omitempty"`
+	// Expect is text the page must show after the step.
+	Expect string `yaml:"expect,omitempty" json:"expect,omitempty"`
+}
+
+// Selector turns a step's selector into a Target.
+func Selector(s string) Target {
+	if strings.HasPrefix(s, "/") || strings.HasPrefix(s, "(") {
+		return XPath(s)
+	}
+	return CSS(s)
+}
+
+// actions lists the step's action fields that are set.
+func (s Step) actions() []string {
+	var set []string
+	add := func(name string, on bool) {
+		if on {
+			set = append(set, name)
+		}
+	}
+	add("click", s.Click != "")
+	add("type", s.Type != "")
+	add("select", s.Select != "")
+	add("navigate", s.Navigate != "")
+	add("scroll", s.Scroll != "")
+	add("press", s.Press != "")
+	add("back", s.Back)
+	add("wait", s.Wait != "")
+	add("screenshot", s.Screenshot != "")
+	return set
+}
+
+// String is the step as a person would say it.
+func (s Step) String() string {
+	var a string
+	switch {
+	case s.Click != "":
+		a = "click " + s.Click
+	case s.Type != "":
+		a = fmt.Sprintf("type %q into %s", s.Text, s.Type)
+		if s.Submit {
+			a += " and submit"
+		}
+	case s.Select != "":
+		a = fmt.Sprintf("select %q in %s", s.Option, s.Select)
+	case s.Navigate != "":
+		a = "navigate to " + s.Navigate
+	case s.Scroll != "":
+		a = "scroll " + s.Scroll
+	case s.Press != "":
+		a = "press " + s.Press
+	case s.Back:
+		a = "go back"
+	case s.Wait != "":
+		a = "wait for " + s.Wait
+	case s.Screenshot != "":
+		a = "screenshot " + s.Screenshot
+	}
+	if s.Expect != "" {
+		if a != "" {
+			a += ", then "
+		}
+		a += fmt.Sprintf("expect %q", s.Expect)
+	}
+	return a
+}
+
+// ParseSteps reads a steps file: a YAML list of steps. Problems are
+// reported as file:line: [i].field: what is wrong.
+func ParseSteps(file string, data []byte) ([]Step, error) {
+	var steps []Step
+	doc, err := yamlconf.Decode(file, data, &steps)
+	if err != nil {
+		return nil, err
+	}
+	for i, s := range steps {
+		at := fmt.Sprintf("[%d]", i)
+		acts := s.actions()
+		switch {
+		case len(acts) == 0 && s.Expect == "":
+			return nil, doc.Errorf(at, "a step needs one action: click, type, select, navigate, scroll, press, back, wait, screenshot or expect")
+		case len(acts) > 1:
+			return nil, doc.Errorf(at, "one action per step, this one has %s", strings.Join(acts, " and "))
+		case s.Select != "" && s.Option == "":
+			return nil, doc.Errorf(at+".select", "select needs an option")
+		case s.Option != "" && s.Select == "":
+			return nil, doc.Errorf(at+".option", "option belongs to a select step")
+		case (s.Text != "" || s.Submit) && s.Type == "":
+			return nil, doc.Errorf(at+".text", "text and submit belong to a type step")
+		case s.Wait != "":
+			if _, err := parseWait(s.Wait); err != nil {
+				return nil, doc.Errorf(at+".wait", "%v", err)
+			}
+		case s.Press != "":
+			if _, ok := keys[strings.ToLower(s.Press)]; !ok && len([]rune(s.Press)) != 1 {
+				return nil, doc.Errorf(at+".press", "unknown key %q", s.Press)
+			}
+		}
+	}
+	return steps, nil
+}
+
+// LoadSteps reads a steps file from disk.
+func LoadSteps(path string) ([]Step, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSteps(path, data)
+}
+
+func parseWait(w string) (any, error) {
+	switch WaitFor(w) {
+	case WaitLoad, WaitNetworkQuiet, WaitDOMStable:
+		return WaitFor(w), nil
+	}
+	d, err := time.ParseDuration(w)
+	if err != nil || d < 0 || d > 10*time.Minute {
+		return nil, fmt.Errorf("%q is not load, network, dom or a duration up to 10m", w)
+	}
+	return d, nil
+}
+
+// Run takes one step and says what it did. Screenshot names are relative
+// to dir.
+func (p *Page) Run(ctx context.Context, s Step, dir string) (Outcome, error) {
+	var out Outcome
+	var err error
+	switch {
+	case s.Click != "":
+		out, err = p.Click(ctx, Selector(s.Click))
+	case s.Type != "":
+		out, err = p.Type(ctx, Selector(s.Type), s.Text, s.Submit)
+	case s.Select != "":
+		out, err = p.Select(ctx, Selector(s.Select), s.Option)
+	case s.Navigate != "":
+		out, err = p.Navigate(ctx, s.Navigate)
+	case s.Scroll == "up" || s.Scroll == "down":
+		out, err = p.Scroll(ctx, s.Scroll)
+	case s.Scroll != "":
+		out, err = p.ScrollTo(ctx, Selector(s.Scroll))
+	case s.Press != "":
+		out, err = p.Press(ctx, s.Press)
+	case s.Back:
+		out, err = p.Back(ctx)
+	case s.Wait != "":
+		w, perr := parseWait(s.Wait)
+		if perr != nil {
+			return Outcome{}, perr
+		}
+		if d, ok := w.(time.Duration); ok {
+			if !sleep(ctx, d) {
+				return Outcome{}, ctx.Err()
+			}
+		} else {
+			err = p.Wait(ctx, w.(WaitFor), 0)
+		}
+		out.Effect = Nothing
+	case s.Screenshot != "":
+		png, serr := p.Screenshot(ctx)
+		if serr == nil {
+			serr = os.WriteFile(filepath.Join(dir, s.Screenshot), png, 0o644)
+		}
+		err = serr
+		out.Effect = Nothing
+	}
+	if err != nil {
+		return out, err
+	}
+	if s.Expect != "" {
+		text, err := p.ExtractPage(ctx)
+		if err != nil {
+			return out, err
+		}
+		if !strings.Contains(text, s.Expect) {
+			return out, fail("expect", fmt.Sprintf("%q", s.Expect), ErrNotFound, "the page does not show it")
+		}
+	}
+	return out, nil
+}

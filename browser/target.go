@@ -1,0 +1,153 @@
+package browser
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/dom"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+)
+
+// Target names the element an action works on: an Index from the last
+// snapshot (what a model picks), or a CSS or XPath selector (what a
+// scripted step uses).
+type Target interface {
+	resolve(ctx context.Context, p *Page) (cdp.BackendNodeID, error)
+	String() string
+}
+
+// Index is an element's index in the page's last snapshot.
+type Index int
+
+// CSS selects the first element matching a CSS selector, looking into open
+// shadow roots and same-origin frames when the document has none.
+type CSS string
+
+// XPath selects the first element matching an XPath expression in the top
+// document.
+type XPath string
+
+func (i Index) String() string { return "[" + strconv.Itoa(int(i)) + "]" }
+func (s CSS) String() string   { return "css " + strconv.Quote(string(s)) }
+func (s XPath) String() string { return "xpath " + strconv.Quote(string(s)) }
+
+func (i Index) resolve(ctx context.Context, p *Page) (cdp.BackendNodeID, error) {
+	p.mu.Lock()
+	last := p.last
+	p.mu.Unlock()
+	if last == nil {
+		return 0, fail("", i.String(), ErrIndexGone, "there is no snapshot yet: observe the page first")
+	}
+	if int(i) < 0 || int(i) >= len(last.Elements) {
+		return 0, fail("", i.String(), ErrIndexGone, "the last snapshot has indexes 0 to %d", len(last.Elements)-1)
+	}
+	id := last.Elements[i].BackendID
+	connected, err := callOn[bool](ctx, id, `function() { return this.isConnected; }`)
+	if err != nil || !connected {
+		return 0, fail("", i.String(), ErrIndexGone, "the element left the page since the snapshot: observe again")
+	}
+	return id, nil
+}
+
+// deepQueryJS finds the first match in the document, then in open shadow
+// roots and same-origin frames, depth first.
+const deepQueryJS = `(sel) => {
+  const search = (root) => {
+    let hit = null;
+    try { hit = root.querySelector(sel); } catch (e) { throw new Error('invalid CSS selector: ' + e.message); }
+    if (hit) return hit;
+    for (const el of root.querySelectorAll('*')) {
+      if (el.shadowRoot) { const h = search(el.shadowRoot); if (h) return h; }
+      if (el.tagName === 'IFRAME' || el.tagName === 'FRAME') {
+        let d = null; try { d = el.contentDocument; } catch (e) {}
+        if (d) { const h = search(d); if (h) return h; }
+      }
+    }
+    return null;
+  };
+  return search(document);
+}`
+
+const xpathJS = `(xp) => {
+  let r;
+  try { r = document.evaluate(xp, document, null, XPathResult.FIRST_ORDERED_NODE_TYPE, null); }
+  catch (e) { throw new Error('invalid XPath: ' + e.message); }
+  const n = r.singleNodeValue;
+  return n && n.nodeType === 1 ? n : (n ? n.parentElement : null);
+}`
+
+func (s CSS) resolve(ctx context.Context, p *Page) (cdp.BackendNodeID, error) {
+	return bySelector(ctx, s.String(), deepQueryJS, string(s))
+}
+
+func (s XPath) resolve(ctx context.Context, p *Page) (cdp.BackendNodeID, error) {
+	return bySelector(ctx, s.String(), xpathJS, string(s))
+}
+
+func bySelector(ctx context.Context, target, fn, arg string) (cdp.BackendNodeID, error) {
+	q, _ := json.Marshal(arg)
+	obj, err := chromedp.Run(ctx, chromedp.Evaluate[*runtime.RemoteObject]("("+fn+")("+string(q)+")"))
+	if err != nil {
+		return 0, fail("", target, ErrNotFound, "%v", err)
+	}
+	if obj == nil || obj.ObjectID == "" {
+		return 0, fail("", target, ErrNotFound, "nothing on the page matches")
+	}
+	n, err := chromedp.Call(ctx, dom.DescribeNode, dom.DescribeNodeParams{ObjectID: obj.ObjectID})
+	if err != nil {
+		return 0, err
+	}
+	return n.Node.BackendNodeID, nil
+}
+
+// callOn calls a JavaScript function with the element as this, and
+// returns its result decoded into T.
+func callOn[T any](ctx context.Context, id cdp.BackendNodeID, fn string, args ...any) (T, error) {
+	var zero T
+	obj, err := chromedp.Call(ctx, dom.ResolveNode, dom.ResolveNodeParams{BackendNodeID: id, ObjectGroup: "headroom"})
+	if err != nil {
+		return zero, err
+	}
+	var cargs []*runtime.CallArgument
+	for _, a := range args {
+		if oid, ok := a.(runtime.RemoteObjectID); ok {
+			cargs = append(cargs, &runtime.CallArgument{ObjectID: oid})
+			continue
+		}
+		b, err := json.Marshal(a)
+		if err != nil {
+			return zero, err
+		}
+		cargs = append(cargs, &runtime.CallArgument{Value: b})
+	}
+	res, err := chromedp.Call(ctx, runtime.CallFunctionOn, runtime.CallFunctionOnParams{
+		FunctionDeclaration: fn, ObjectID: obj.Object.ObjectID, Arguments: cargs,
+		ReturnByValue: new(true), AwaitPromise: new(true),
+	})
+	if err != nil {
+		return zero, err
+	}
+	if res.ExceptionDetails != nil {
+		return zero, &chromedp.ExceptionError{ExceptionDetails: res.ExceptionDetails}
+	}
+	var out T
+	if res.Result != nil && len(res.Result.Value) > 0 {
+		if err := json.Unmarshal(res.Result.Value, &out); err != nil {
+			return zero, fmt.Errorf("decoding %s: %w", res.Result.Value, err)
+		}
+	}
+	return out, nil
+}
+
+// objectOf is the JavaScript object of a node, to pass to callOn.
+func objectOf(ctx context.Context, id cdp.BackendNodeID) (runtime.RemoteObjectID, error) {
+	obj, err := chromedp.Call(ctx, dom.ResolveNode, dom.ResolveNodeParams{BackendNodeID: id, ObjectGroup: "headroom"})
+	if err != nil {
+		return "", err
+	}
+	return obj.Object.ObjectID, nil
+}

@@ -1,0 +1,91 @@
+package browser
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// WaitFor is a condition a page can be waited on.
+type WaitFor string
+
+const (
+	WaitLoad         WaitFor = "load"    // the document has loaded
+	WaitNetworkQuiet WaitFor = "network" // no request open for 500 ms
+	WaitDOMStable    WaitFor = "dom"     // the DOM unchanged for 300 ms
+)
+
+// Wait waits for a condition, at most timeout (the action timeout when
+// zero). Not reaching it is an ErrTimeout.
+func (p *Page) Wait(ctx context.Context, what WaitFor, timeout time.Duration) error {
+	if timeout <= 0 {
+		timeout = p.opts.ActionTimeout
+	}
+	return p.do(ctx, "wait", string(what), timeout+time.Second, func(ctx context.Context) error {
+		var ok bool
+		switch what {
+		case WaitLoad:
+			ok = p.waitLoad(ctx, timeout)
+		case WaitNetworkQuiet:
+			ok = p.waitQuiet(ctx, 500*time.Millisecond, timeout)
+		case WaitDOMStable:
+			_, ok = p.waitStable(ctx, 300*time.Millisecond, timeout)
+		default:
+			return fail("", "", ErrNotFound, "unknown condition %q: want load, network or dom", what)
+		}
+		if !ok {
+			return fail("", "", ErrTimeout, "not reached within %s", timeout)
+		}
+		return nil
+	})
+}
+
+// waitLoad polls until the main document is complete and not loading.
+func (p *Page) waitLoad(ctx context.Context, limit time.Duration) bool {
+	deadline := time.Now().Add(limit)
+	for {
+		if !p.net.isLoading() && p.state(ctx).Ready == "complete" {
+			return true
+		}
+		if time.Now().After(deadline) || !sleep(ctx, 25*time.Millisecond) {
+			return false
+		}
+	}
+}
+
+// waitQuiet waits until no request has been open for quiet.
+func (p *Page) waitQuiet(ctx context.Context, quiet, limit time.Duration) bool {
+	deadline := time.Now().Add(limit)
+	for {
+		if p.net.quietFor() >= quiet {
+			return true
+		}
+		if time.Now().After(deadline) || !sleep(ctx, 25*time.Millisecond) {
+			return false
+		}
+	}
+}
+
+// waitStable waits until the page's hash holds for quiet; it returns the
+// last state read and whether it held.
+func (p *Page) waitStable(ctx context.Context, quiet, limit time.Duration) (pageState, bool) {
+	deadline := time.Now().Add(limit)
+	last := p.state(ctx)
+	since := time.Now()
+	for {
+		if !sleep(ctx, 50*time.Millisecond) {
+			return last, false
+		}
+		s := p.state(ctx)
+		if s != last {
+			last, since = s, time.Now()
+		} else if time.Since(since) >= quiet {
+			return last, true
+		}
+		if time.Now().After(deadline) {
+			return last, false
+		}
+	}
+}
+
+func (w WaitFor) String() string { return fmt.Sprintf("%q", string(w)) }
