@@ -424,4 +424,3 @@ func (p *Page) ExtractPage(ctx context.Context) (string, error) {
 	})
 	return strings.TrimSpace(text), err
 }
-

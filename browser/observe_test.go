@@ -46,7 +46,7 @@ func TestSnapshotOfTheShop(t *testing.T) {
 	line(t, snap, `button "Checkout"`, "disabled")
 	line(t, snap, `link "Partners"`, "href=http://elsewhere.test/partners")
 	line(t, snap, `link "Desks"`, "href=/shop/results.html?q=desk")
-	line(t, snap, `button "Cart (0)"`)                             // inside an open shadow root
+	line(t, snap, `button "Cart (0)"`)                                // inside an open shadow root
 	line(t, snap, `textbox "Email address"`, "type=email", "frame=1") // inside a same-origin iframe
 	line(t, snap, `button "Subscribe"`, "frame=1")
 	line(t, snap, `button "Load reviews"`, "offscreen")

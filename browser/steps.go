@@ -15,13 +15,13 @@ import (
 // model. Exactly one action field is set; Expect may join any of them.
 // A selector starting with / or ( is XPath, anything else CSS.
 //
-//	- navigate: /search
-//	- type: "#q"
-//	  text: walnut desk
-//	  submit: true
-//	- wait: network
-//	- click: "//a[contains(., 'Walnut')]"
-//	- expect: In stock
+//   - navigate: /search
+//   - type: "#q"
+//     text: walnut desk
+//     submit: true
+//   - wait: network
+//   - click: "//a[contains(., 'Walnut')]"
+//   - expect: In stock
 type Step struct {
 	Click      string `yaml:"click,omitempty" json:"click,omitempty"`
 	Type       string `yaml:"type,omitempty" json:"type,omitempty"`
