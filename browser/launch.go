@@ -52,7 +52,7 @@ func launchFlags(execPath string, o Options) []chromedp.ExecAllocatorOption {
 	if out == nil {
 		out = io.Discard
 	}
-	return append(chromedp.DefaultExecAllocatorOptions[:],
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(execPath),
 		chromedp.Flag("disable-gpu", true),
 		chromedp.Flag("disable-component-update", true),
@@ -62,6 +62,10 @@ func launchFlags(execPath string, o Options) []chromedp.ExecAllocatorOption {
 		chromedp.WindowSize(o.Width, o.Height),
 		chromedp.CombinedOutput(out),
 	)
+	for k, v := range o.Flags {
+		opts = append(opts, chromedp.Flag(k, v))
+	}
+	return opts
 }
 
 // remoteAllocator attaches to a running browser by its DevTools address.

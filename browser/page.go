@@ -72,6 +72,9 @@ type Options struct {
 	Logf func(format string, args ...any)
 	// ChromeOutput receives Chrome's own stderr; nil discards it.
 	ChromeOutput io.Writer
+	// Flags are extra command-line flags for a launched Chrome, such as
+	// "proxy-server": "http://proxy:3128" (true for a bare flag).
+	Flags map[string]any
 }
 
 func (o *Options) defaults() {

@@ -91,6 +91,7 @@ func pathKey(method, u string) (string, bool) {
 // Match finds the entry for r and marks it served, or counts a miss.
 func (m *Matcher) Match(r Request) (Match, bool) {
 	u := m.opts.Redactor.URL(r.URL)
+	r.Body = m.opts.Redactor.Body(headerValue(r.Headers, "content-type"), r.Body)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if c := m.byKey[key(r.Method, u)]; len(c) > 0 {

@@ -97,6 +97,10 @@ func entryOf(x Exchange) *har.Entry {
 		HTTPVersion: "HTTP/1.1",
 		HeadersSize: -1,
 		BodySize:    int64(len(x.RequestBody)),
+		// HAR readers expect lists, never null.
+		Cookies:     []*har.Cookie{},
+		Headers:     []*har.NameValuePair{},
+		QueryString: []*har.NameValuePair{},
 	}
 	names := make([]string, 0, len(x.RequestHeaders))
 	for k := range x.RequestHeaders {
@@ -118,7 +122,7 @@ func entryOf(x Exchange) *har.Entry {
 		}
 	}
 	if len(x.RequestBody) > 0 {
-		req.PostData = &har.PostData{MimeType: headerValue(x.RequestHeaders, "content-type"), Text: string(x.RequestBody)}
+		req.PostData = &har.PostData{MimeType: headerValue(x.RequestHeaders, "content-type"), Text: string(x.RequestBody), Params: []*har.Param{}}
 	}
 	status := x.StatusText
 	if status == "" {
@@ -131,6 +135,8 @@ func entryOf(x Exchange) *har.Entry {
 		HeadersSize: -1,
 		BodySize:    int64(len(x.Body)),
 		Content:     &har.Content{Size: int64(len(x.Body)), Text: x.Body},
+		Cookies:     []*har.Cookie{},
+		Headers:     []*har.NameValuePair{},
 	}
 	for _, h := range x.ResponseHeaders {
 		resp.Headers = append(resp.Headers, &har.NameValuePair{Name: h.Name, Value: h.Value})

@@ -32,7 +32,7 @@ func DefaultRedactor() *Redactor {
 	}
 	for _, p := range []string{
 		"api-key", "api_key", "apikey", "access_token", "id_token", "refresh_token",
-		"client_secret", "password", "sig", "signature", "token",
+		"client_secret", "password", "passwd", "pwd", "secret", "sig", "signature", "token",
 	} {
 		r.Params[p] = true
 	}
@@ -86,6 +86,33 @@ func (r *Redactor) URL(u string) string {
 	return pu.String()
 }
 
+// Body returns a form-encoded request body with secret fields (password,
+// token, ...) replaced; other bodies are returned as they are. Replay
+// applies it to the browser's body before matching, as with URLs.
+func (r *Redactor) Body(contentType string, body []byte) []byte {
+	if r == nil || len(r.Params) == 0 || len(body) == 0 ||
+		!strings.HasPrefix(strings.ToLower(strings.TrimSpace(contentType)), "application/x-www-form-urlencoded") {
+		return body
+	}
+	parts := strings.Split(string(body), "&")
+	changed := false
+	for i, kv := range parts {
+		k, _, found := strings.Cut(kv, "=")
+		name, err := url.QueryUnescape(k)
+		if err != nil {
+			name = k
+		}
+		if found && r.Params[strings.ToLower(name)] {
+			parts[i] = k + "=" + url.QueryEscape(Redacted)
+			changed = true
+		}
+	}
+	if !changed {
+		return body
+	}
+	return []byte(strings.Join(parts, "&"))
+}
+
 // Entry redacts an entry in place: headers, cookies and the URL's secret
 // parameters.
 func (r *Redactor) Entry(e *har.Entry) {
@@ -102,6 +129,14 @@ func (r *Redactor) Entry(e *har.Entry) {
 		}
 		for _, c := range q.Cookies {
 			c.Value = Redacted
+		}
+		if pd := q.PostData; pd != nil {
+			pd.Text = string(r.Body(pd.MimeType, []byte(pd.Text)))
+			for _, p := range pd.Params {
+				if p != nil && r.Params[strings.ToLower(p.Name)] {
+					p.Value = Redacted
+				}
+			}
 		}
 	}
 	if s := e.Response; s != nil {

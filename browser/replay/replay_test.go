@@ -211,3 +211,25 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+func TestFormSecretsRedactedAndStillMatched(t *testing.T) {
+	ct := map[string]string{"Content-Type": "application/x-www-form-urlencoded"}
+	a := recorded(t, Exchange{Method: "POST", URL: "http://a.test/login", RequestHeaders: ct,
+		RequestBody: []byte("user=ada&password=hunter2-SECRET"), Status: 303,
+		ResponseHeaders: []Header{{"Location", "/home"}}})
+	var buf bytes.Buffer
+	_ = a.Write(&buf)
+	if strings.Contains(buf.String(), "hunter2-SECRET") {
+		t.Fatal("a password field reached the HAR")
+	}
+	m := NewMatcher(a, Options{Redactor: DefaultRedactor()})
+	if _, ok := m.Match(Request{Method: "POST", URL: "http://a.test/login", Headers: ct, Body: []byte("user=ada&password=other")}); !ok {
+		t.Error("the same form with a redacted field did not match")
+	}
+	if _, ok := m.Match(Request{Method: "POST", URL: "http://a.test/login", Headers: ct, Body: []byte("user=bob&password=x")}); ok {
+		t.Error("a different form matched")
+	}
+	if got := a.Log.Entries[0].Response.RedirectURL; got != "http://a.test/home" {
+		t.Errorf("redirectURL = %q", got)
+	}
+}
