@@ -313,6 +313,10 @@ func (p *Page) Navigate(ctx context.Context, rawURL string) (Outcome, error) {
 		lctx, cancel := context.WithTimeout(ctx, p.opts.LoadTimeout)
 		defer cancel()
 		if err := chromedp.Do(lctx, chromedp.Navigate(target)); err != nil {
+			if lctx.Err() != nil {
+				// Stop the load, or the tab keeps waiting for it.
+				_ = chromedp.Do(ctx, chromedp.Stop())
+			}
 			return loadError(err, lctx, p.opts.LoadTimeout)
 		}
 		var err error

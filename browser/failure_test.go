@@ -1,0 +1,240 @@
+package browser
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// descendants lists pid and every process below it.
+func descendants(pid int) []int {
+	parent := map[int]int{}
+	dirs, _ := os.ReadDir("/proc")
+	for _, d := range dirs {
+		n, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + d.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...: comm may hold spaces, so cut at the last ')'.
+		f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+		if len(f) > 1 {
+			parent[n], _ = strconv.Atoi(f[1])
+		}
+	}
+	out := []int{pid}
+	for changed := true; changed; {
+		changed = false
+		for c, p := range parent {
+			if contains(out, p) && !contains(out, c) {
+				out = append(out, c)
+				changed = true
+			}
+		}
+	}
+	return out
+}
+
+func contains(s []int, v int) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// running reports a process that exists and is not a zombie.
+func running(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+	return len(f) > 0 && f[0] != "Z" && f[0] != "X"
+}
+
+func TestChromeKilledMidRun(t *testing.T) {
+	s := site(t)
+	p := open(t, Options{})
+	ctx := ctxT(t)
+	mustAct(t, Navigated)(p.Navigate(ctx, s.URL+"/shop/index.html"))
+	observe(t, p)
+	procs := descendants(p.PID())
+	if p.PID() == 0 || len(procs) < 2 {
+		t.Fatalf("chrome pid %d with processes %v", p.PID(), procs)
+	}
+	if err := syscall.Kill(p.PID(), syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	var err error
+	for range 50 { // the connection notices within moments
+		if _, err = p.Observe(ctx); err != nil {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if !errors.Is(err, ErrCrashed) {
+		t.Fatalf("observe after the kill: %v, want ErrCrashed", err)
+	}
+	t.Log(err)
+	if _, err := p.Click(ctx, Index(0)); !errors.Is(err, ErrCrashed) {
+		t.Errorf("click after the kill: %v", err)
+	}
+	p.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var left []int
+		for _, pid := range procs {
+			if running(pid) {
+				left = append(left, pid)
+			}
+		}
+		if len(left) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("chrome processes left behind: %v", left)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func TestCloseLeavesNoProcess(t *testing.T) {
+	p := open(t, Options{})
+	procs := descendants(p.PID())
+	p.Close()
+	time.Sleep(200 * time.Millisecond)
+	for _, pid := range procs {
+		if running(pid) {
+			t.Errorf("process %d still running after Close", pid)
+		}
+	}
+	if _, err := p.Observe(ctxT(t)); !errors.Is(err, ErrClosed) {
+		t.Errorf("observe after Close: %v", err)
+	}
+}
+
+func TestLaunchFailures(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "chrome")
+	os.WriteFile(bad, []byte("#!/bin/sh\necho 'cannot open display' >&2\nexit 1\n"), 0o755)
+	for _, c := range []struct {
+		name string
+		o    Options
+		want string
+	}{
+		{"missing", Options{ChromePath: "/nonexistent/chromium"}, "--chrome"},
+		{"exits", Options{ChromePath: bad}, "launching"},
+		{"no browser there", Options{Remote: "ws://127.0.0.1:1/devtools/browser/x"}, "attaching"},
+		{"not an address", Options{Remote: "chrome:9222"}, "not a DevTools address"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			start := time.Now()
+			_, err := Open(ctx, c.o)
+			if !errors.Is(err, ErrLaunch) || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("Open = %v, want ErrLaunch mentioning %q", err, c.want)
+			}
+			if d := time.Since(start); d > 20*time.Second {
+				t.Errorf("took %s to fail", d)
+			}
+			t.Log(err)
+		})
+	}
+	t.Run("CHROME_PATH", func(t *testing.T) {
+		t.Setenv("CHROME_PATH", "/nonexistent/chrome")
+		_, err := Open(context.Background(), Options{})
+		if !errors.Is(err, ErrLaunch) || !strings.Contains(err.Error(), "CHROME_PATH") {
+			t.Errorf("Open = %v", err)
+		}
+	})
+}
+
+func TestPageThatNeverLoads(t *testing.T) {
+	s := site(t)
+	p := open(t, Options{LoadTimeout: 2 * time.Second})
+	ctx := ctxT(t)
+	_, err := p.Navigate(ctx, s.URL+"/slow")
+	if !errors.Is(err, ErrLoad) || !strings.Contains(err.Error(), "within 2s") {
+		t.Fatalf("navigate to a page that never loads: %v", err)
+	}
+	t.Log(err)
+	// The tab is still usable.
+	mustAct(t, Navigated)(p.Navigate(ctx, s.URL+"/shop/index.html"))
+	observe(t, p)
+}
+
+func TestAttachToARunningBrowser(t *testing.T) {
+	exe, err := findChrome("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+		"--disable-background-networking", "--disable-component-update",
+		"--remote-debugging-port=0", "--user-data-dir="+t.TempDir(), "about:blank")
+	stderr, _ := cmd.StderrPipe()
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	ws := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			if _, u, ok := strings.Cut(sc.Text(), "DevTools listening on "); ok {
+				ws <- u
+			}
+		}
+	}()
+	var addr string
+	select {
+	case addr = <-ws:
+	case <-time.After(30 * time.Second):
+		t.Fatal("chrome printed no DevTools address")
+	}
+	s := site(t)
+	for _, a := range []string{addr, "http://" + strings.Split(strings.TrimPrefix(addr, "ws://"), "/")[0]} {
+		p := open(t, Options{Remote: a})
+		mustAct(t, Navigated)(p.Navigate(ctxT(t), s.URL+"/form/index.html"))
+		line(t, observe(t, p), `textbox "Full name"`)
+		if p.PID() != 0 {
+			t.Errorf("an attached page claims pid %d", p.PID())
+		}
+		p.Close()
+		if cmd.ProcessState != nil || !running(cmd.Process.Pid) {
+			t.Fatal("closing an attached page stopped the browser")
+		}
+	}
+}
+
+func TestScreenshots(t *testing.T) {
+	s := site(t)
+	dir := t.TempDir()
+	p := open(t, Options{ScreenshotDir: dir})
+	ctx := ctxT(t)
+	mustAct(t, Navigated)(p.Navigate(ctx, s.URL+"/shop/index.html"))
+	wantErr(t, ErrDisabled)(p.Click(ctx, CSS("#checkout")))
+	png, err := p.Screenshot(ctx)
+	if err != nil || !strings.HasPrefix(string(png), "\x89PNG") {
+		t.Fatalf("screenshot: %v, %d bytes", err, len(png))
+	}
+	for _, f := range []string{"step-001-navigate.png", "step-002-click-failed.png"} {
+		b, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil || !strings.HasPrefix(string(b), "\x89PNG") {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+}
