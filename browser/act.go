@@ -333,7 +333,7 @@ func loadError(err error, lctx context.Context, limit time.Duration) error {
 	case errors.As(err, &le) && strings.Contains(le.ErrorText, "BLOCKED_BY_CLIENT"):
 		return fail("", "", ErrBlocked, "%s", le.ErrorText)
 	case errors.As(err, &le):
-		return &Error{Kind: ErrLoad, Detail: le.ErrorText, Err: err}
+		return &Error{Kind: ErrLoad, Detail: le.ErrorText}
 	case lctx.Err() != nil:
 		return &Error{Kind: ErrLoad, Detail: fmt.Sprintf("it did not finish loading within %s", limit)}
 	}

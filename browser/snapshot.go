@@ -23,21 +23,21 @@ type Snapshot struct {
 // Element is one interactive element. Index is its place in Elements;
 // indexes are valid for the snapshot that gave them, until the page changes.
 type Element struct {
-	Index       int
-	Role        string // from the accessibility tree: button, link, textbox, ...
-	Name        string // accessible name
-	Tag         string // lower-case tag name
-	Type        string // input type
-	Placeholder string
-	Href        string
-	Value       string
-	Options     []string // a <select>'s option labels
-	Checked     bool
-	Disabled    bool
-	Visible     bool // has a box a person can see
-	Offscreen   bool // outside the viewport: scroll to reach it
-	Frame       int  // 0 for the top document, n for the n-th frame inside it
-	BackendID   cdp.BackendNodeID
+	Index       int               `json:"index"`
+	Role        string            `json:"role"`           // from the accessibility tree: button, link, textbox, ...
+	Name        string            `json:"name,omitempty"` // accessible name
+	Tag         string            `json:"tag"`            // lower-case tag name
+	Type        string            `json:"type,omitempty"` // input type
+	Placeholder string            `json:"placeholder,omitempty"`
+	Href        string            `json:"href,omitempty"`
+	Value       string            `json:"value,omitempty"`
+	Options     []string          `json:"options,omitempty"` // a <select>'s option labels
+	Checked     bool              `json:"checked,omitempty"`
+	Disabled    bool              `json:"disabled,omitempty"`
+	Visible     bool              `json:"visible"`             // has a box a person can see
+	Offscreen   bool              `json:"offscreen,omitempty"` // outside the viewport: scroll to reach it
+	Frame       int               `json:"frame,omitempty"`     // 0 for the top document, n for the n-th frame inside it
+	BackendID   cdp.BackendNodeID `json:"backend_id"`
 }
 
 // SnapshotOptions size what Render writes.

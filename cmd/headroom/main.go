@@ -42,6 +42,8 @@ type command struct {
 
 func commands() []command {
 	return []command{
+		{"record", "record a page (and scripted steps on it) as a HAR file for offline replay", runRecord},
+		{"observe", "print what an agent sees of a page, live or replayed from a HAR file", runObserve},
 		{"sim", "serve a simulated Azure OpenAI endpoint with Azure's rate limits", runSim},
 		{"calltypes", "list the call types and their caps", runCalltypes},
 		{"call", "run one call of a call type and print its record", runCall},

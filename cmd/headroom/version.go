@@ -17,15 +17,19 @@ func runVersion(_ context.Context, args []string, stdout, stderr io.Writer) int 
 	if code, done := parse(fs, args, stdout); done {
 		return code
 	}
-	v := version
-	if v == "" {
-		v = "(devel)"
-		if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
-			v = bi.Main.Version
-		}
-	}
-	fprintf(stdout, "headroom %s %s\n", v, runtime.Version())
+	fprintf(stdout, "headroom %s %s\n", versionString(), runtime.Version())
 	return exitOK
+}
+
+// versionString is the link-time version, else the module's, else (devel).
+func versionString() string {
+	if version != "" {
+		return version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		return bi.Main.Version
+	}
+	return "(devel)"
 }
 
 // newFlagSet makes a flag set whose errors go to stderr and whose usage
@@ -57,6 +61,22 @@ func parse(fs *flag.FlagSet, args []string, stdout io.Writer) (code int, done bo
 		return exitUsage, true
 	}
 	return exitOK, false
+}
+
+// parseMixed parses args whose positional arguments may stand before,
+// between or after the flags (headroom record URL --out F); it returns
+// the positional ones.
+func parseMixed(fs *flag.FlagSet, args []string, stdout io.Writer) (pos []string, code int, done bool) {
+	if code, done := parse(fs, args, stdout); done {
+		return nil, code, true
+	}
+	for fs.NArg() > 0 {
+		pos = append(pos, fs.Arg(0))
+		if err := fs.Parse(fs.Args()[1:]); err != nil {
+			return nil, exitUsage, true
+		}
+	}
+	return pos, exitOK, false
 }
 
 // listFlag is a flag that may be given many times.

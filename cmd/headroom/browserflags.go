@@ -1,0 +1,47 @@
+package main
+
+import (
+	"flag"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/headroom-agent/headroom/browser"
+)
+
+// browserFlags are the flags of every command that drives a browser.
+type browserFlags struct {
+	chrome  string
+	remote  string
+	allow   listFlag
+	timeout time.Duration
+	verbose bool
+}
+
+func (b *browserFlags) add(fs *flag.FlagSet) {
+	fs.StringVar(&b.chrome, "chrome", "", "Chrome or Chromium `path` to launch (default $CHROME_PATH, then chromium, google-chrome, ... on $PATH)")
+	fs.StringVar(&b.remote, "browser", "", "attach to a running browser at this DevTools `address` (ws://host:port/devtools/browser/ID or http://host:port) instead of launching one")
+	fs.Var(&b.allow, "allow", "allow only this `domain` (and its subdomains); repeat for more; default: any")
+	fs.DurationVar(&b.timeout, "load-timeout", 30*time.Second, "give up on a page that has not loaded after this `long`")
+	fs.BoolVar(&b.verbose, "v", false, "log blocked requests and Chrome's own output to stderr")
+}
+
+func (b *browserFlags) options(stderr io.Writer) browser.Options {
+	o := browser.Options{ChromePath: b.chrome, Remote: b.remote, LoadTimeout: b.timeout}
+	for _, d := range b.allow {
+		for _, p := range strings.Split(d, ",") {
+			if p = strings.TrimSpace(p); p != "" {
+				o.AllowedDomains = append(o.AllowedDomains, p)
+			}
+		}
+	}
+	o.Logf = func(format string, args ...any) {
+		if b.verbose {
+			fprintf(stderr, "headroom: "+format+"\n", args...)
+		}
+	}
+	if b.verbose {
+		o.ChromeOutput = stderr
+	}
+	return o
+}

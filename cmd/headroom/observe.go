@@ -1,0 +1,111 @@
+package main
+
+import (
+	"context"
+	"io"
+	"strings"
+
+	"github.com/headroom-agent/headroom/browser"
+	"github.com/headroom-agent/headroom/browser/replay"
+)
+
+// runObserve prints the snapshot an agent would get of a page: live, or
+// replayed offline from a HAR file, after optional scripted steps.
+func runObserve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("observe", "[URL]", stderr)
+	harFile := fs.String("har", "", "replay the page from this HAR `file`, offline (URL defaults to its first page)")
+	fuzzy := fs.Bool("fuzzy", false, "with --har, answer a request with no exact match by the recorded URL with the same path and most query parameters in common (logged)")
+	stepsFile := fs.String("steps", "", "YAML `file` of steps to take before observing")
+	maxTokens := fs.Int("max-tokens", 2000, "cap the snapshot at this many `tokens` (estimated as characters/4)")
+	asJSON := fs.Bool("json", false, "print the snapshot as JSON")
+	var bf browserFlags
+	bf.add(fs)
+	pos, code, done := parseMixed(fs, args, stdout)
+	if done {
+		return code
+	}
+	if len(pos) > 1 || (len(pos) == 0 && *harFile == "") {
+		fprintf(stderr, "headroom observe: want a URL, or --har FILE\n")
+		fs.Usage()
+		return exitUsage
+	}
+	var steps []browser.Step
+	if *stepsFile != "" {
+		var err error
+		if steps, err = browser.LoadSteps(*stepsFile); err != nil {
+			fprintf(stderr, "headroom observe: %v\n", err)
+			return exitUsage
+		}
+	}
+	o := bf.options(stderr)
+	o.Snapshot.MaxTokens = *maxTokens
+	var m *replay.Matcher
+	start := ""
+	if len(pos) == 1 {
+		start = pos[0]
+	}
+	if *harFile != "" {
+		a, err := replay.Load(*harFile)
+		if err != nil {
+			fprintf(stderr, "headroom observe: %v\n", err)
+			return exitUsage
+		}
+		m = replay.NewMatcher(a, replay.Options{Fuzzy: *fuzzy, Redactor: replay.DefaultRedactor()})
+		o.Replay = m
+		if start == "" {
+			start = browser.StartURL(a)
+		}
+	}
+	p, err := browser.Open(ctx, o)
+	if err != nil {
+		fprintf(stderr, "headroom observe: %v\n", err)
+		return browserExit(ctx, err)
+	}
+	defer p.Close()
+	snap, err := observeAfter(ctx, p, start, steps)
+	if err != nil {
+		fprintf(stderr, "headroom observe: %v\n", err)
+		return browserExit(ctx, err)
+	}
+	rendered, truncated := snap.Render()
+	var stats *replay.Stats
+	if m != nil {
+		s := m.Stats()
+		stats = &s
+		if s.Misses > 0 {
+			fprintf(stderr, "headroom observe: replay missed %d requests:\n\t%s\n", s.Misses, strings.Join(s.Missed, "\n\t"))
+		}
+	}
+	if *asJSON {
+		printJSON(stdout, struct {
+			URL         string            `json:"url"`
+			Title       string            `json:"title"`
+			Fingerprint string            `json:"fingerprint"`
+			Elements    []browser.Element `json:"elements"`
+			Text        string            `json:"text"`
+			Rendered    string            `json:"rendered"`
+			Truncated   bool              `json:"truncated"`
+			Replay      *replay.Stats     `json:"replay,omitempty"`
+		}{snap.URL, snap.Title, snap.Fingerprint, snap.Elements, snap.Text, rendered, truncated, stats})
+	} else {
+		fprintf(stdout, "%s", rendered)
+	}
+	if stats != nil && stats.Misses > 0 {
+		return exitFailed // a miss is a replay that is not what was recorded
+	}
+	return exitOK
+}
+
+func observeAfter(ctx context.Context, p *browser.Page, start string, steps []browser.Step) (*browser.Snapshot, error) {
+	if _, err := p.Navigate(ctx, start); err != nil {
+		return nil, err
+	}
+	_ = p.Wait(ctx, browser.WaitNetworkQuiet, 0)
+	for _, s := range steps {
+		if _, err := p.Run(ctx, s, "."); err != nil {
+			return nil, err
+		}
+		_ = p.Wait(ctx, browser.WaitNetworkQuiet, 0)
+	}
+	return p.Observe(ctx)
+}

@@ -1,0 +1,123 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/url"
+	"os"
+	"time"
+
+	"github.com/headroom-agent/headroom/browser"
+	"github.com/headroom-agent/headroom/browser/replay"
+)
+
+// runRecord loads a page, takes optional scripted steps, and writes what
+// the page fetched as a HAR file that replay serves offline.
+func runRecord(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("record", "URL", stderr)
+	out := fs.String("out", "", "HAR `file` to write (required)")
+	stepsFile := fs.String("steps", "", "YAML `file` of steps to take after the page loads (click, type, select, ...)")
+	var keep, redact listFlag
+	fs.Var(&keep, "keep-header", "record this `header` as it is, though it is redacted by default; repeat for more")
+	fs.Var(&redact, "redact-header", "redact this `header` too; repeat for more")
+	shots := fs.String("screenshots", "", "save a PNG after every step in this `directory`")
+	asJSON := fs.Bool("json", false, "print the summary as JSON")
+	var bf browserFlags
+	bf.add(fs)
+	pos, code, done := parseMixed(fs, args, stdout)
+	if done {
+		return code
+	}
+	if len(pos) != 1 || *out == "" {
+		fprintf(stderr, "headroom record: want one URL and --out FILE\n")
+		fs.Usage()
+		return exitUsage
+	}
+	start := pos[0]
+	if u, err := url.Parse(start); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		fprintf(stderr, "headroom record: %q is not an http(s) URL\n", start)
+		return exitUsage
+	}
+	var steps []browser.Step
+	if *stepsFile != "" {
+		var err error
+		if steps, err = browser.LoadSteps(*stepsFile); err != nil {
+			fprintf(stderr, "headroom record: %v\n", err)
+			return exitUsage
+		}
+	}
+	if *shots != "" {
+		if err := os.MkdirAll(*shots, 0o755); err != nil {
+			fprintf(stderr, "headroom record: --screenshots: %v\n", err)
+			return exitUsage
+		}
+	}
+	red := replay.DefaultRedactor()
+	for _, h := range keep {
+		red.Keep(h)
+	}
+	for _, h := range redact {
+		red.Add(h)
+	}
+	rec := replay.NewRecorder(time.Now().UTC().Truncate(time.Second), red, "headroom", versionString())
+	o := bf.options(stderr)
+	o.Record = rec
+	o.ScreenshotDir = *shots
+	fprintf(stderr, "headroom record: loading %s\n", start)
+	r, err := browser.Record(ctx, o, start, steps, *shots)
+
+	// What was recorded is written even when a step failed or the run
+	// was interrupted: a partial recording still replays what it holds.
+	n := rec.Len()
+	if n > 0 || err == nil {
+		if werr := rec.Archive().WriteFile(*out); werr != nil {
+			fprintf(stderr, "headroom record: writing %s: %v\n", *out, werr)
+			return exitFailed
+		}
+	}
+	summary := struct {
+		URL      string   `json:"url"`
+		Out      string   `json:"out"`
+		Requests int      `json:"requests"`
+		Steps    int      `json:"steps"`
+		Outcomes []string `json:"outcomes,omitempty"`
+		Title    string   `json:"title,omitempty"`
+		Error    string   `json:"error,omitempty"`
+	}{URL: start, Out: *out, Requests: n, Steps: len(steps)}
+	if r != nil {
+		summary.Title = r.Title
+		for _, o := range r.Outcomes {
+			summary.Outcomes = append(summary.Outcomes, o.String())
+		}
+	}
+	if err != nil {
+		summary.Error = err.Error()
+	}
+	if *asJSON {
+		printJSON(stdout, summary)
+	} else if n > 0 || err == nil {
+		fprintf(stdout, "recorded %d requests from %s to %s\n", n, start, *out)
+	}
+	if err == nil {
+		return exitOK
+	}
+	fprintf(stderr, "headroom record: %v\n", err)
+	if n > 0 {
+		fprintf(stderr, "headroom record: %s holds what was recorded before that\n", *out)
+	}
+	return browserExit(ctx, err)
+}
+
+// browserExit maps a browser error to the exit code: interrupted, browser
+// failure (it would not start, crashed, or a page never loaded), or a
+// run that failed (a step's element was not there, an expectation unmet).
+func browserExit(ctx context.Context, err error) int {
+	switch {
+	case ctx.Err() != nil:
+		return exitInterrupted
+	case errors.Is(err, browser.ErrLaunch), errors.Is(err, browser.ErrCrashed), errors.Is(err, browser.ErrLoad), errors.Is(err, browser.ErrBlocked):
+		return exitBrowser
+	}
+	return exitFailed
+}
