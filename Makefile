@@ -26,6 +26,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./calltypes
 	$(GO) test -run '^$$' -fuzz '^FuzzParseConfig$$' -fuzztime $(FUZZTIME) ./budget
 	$(GO) test -run '^$$' -fuzz '^FuzzParseFeedback$$' -fuzztime $(FUZZTIME) ./budget
+	$(GO) test -run '^$$' -fuzz '^FuzzParseSteps$$' -fuzztime $(FUZZTIME) ./browser
+	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./browser/replay
 
 bench:
 	$(GO) test -run '^$$' -bench . ./...

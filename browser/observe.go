@@ -144,14 +144,15 @@ type hashWriter interface {
 // walker turns a DOMSnapshot into elements and text in document order,
 // entering frames where their owner element stands.
 type walker struct {
-	snap     *domsnapshot.CaptureSnapshotResult
-	ax       map[cdp.BackendNodeID]axInfo
-	opts     SnapshotOptions
-	viewport [4]float64 // x, y, width, height of the top document's viewport
-	snapshot *Snapshot
-	text     textBuilder
-	hash     hashWriter
-	frames   int
+	snap       *domsnapshot.CaptureSnapshotResult
+	ax         map[cdp.BackendNodeID]axInfo
+	opts       SnapshotOptions
+	viewport   [4]float64 // x, y, width, height of the top document's viewport
+	snapshot   *Snapshot
+	text       textBuilder
+	hash       hashWriter
+	frames     int
+	ariaHidden int // depth inside aria-hidden="true" subtrees
 }
 
 func (w *walker) str(i domsnapshot.StringIndex) string {
@@ -304,9 +305,19 @@ func (w *walker) node(v *docView, i int) {
 	if block {
 		w.text.newline()
 	}
+	// aria-hidden content is decoration or a duplicate (an image link
+	// next to a title link): its text is read, its controls not listed.
+	hidden := attrs["aria-hidden"] == "true"
+	if hidden {
+		w.ariaHidden++
+	}
 	var el *Element
-	if li >= 0 && n.NodeType[i] == 1 && visibility != "hidden" && visibility != "collapse" && w.interactive(v, i, tag, attrs) {
-		el = w.element(v, i, li, tag, attrs)
+	weak := false
+	if li >= 0 && n.NodeType[i] == 1 && w.ariaHidden == 0 && visibility != "hidden" && visibility != "collapse" {
+		var ok bool
+		if ok, weak = w.interactive(v, i, tag, attrs); ok {
+			el = w.element(v, i, li, tag, attrs)
+		}
 	}
 	start := w.text.len()
 	for _, c := range v.children[i] {
@@ -322,13 +333,32 @@ func (w *walker) node(v *docView, i int) {
 		w.document(di, w.frames, off)
 		w.text.newline()
 	}
+	if hidden {
+		w.ariaHidden--
+	}
 	if el != nil {
-		w.finish(el, v, i, tag, attrs, w.text.since(start))
+		if weak && len(w.snapshot.Elements) > el.Index+1 {
+			// A container listening for its children's clicks: the
+			// children are what a person uses.
+			w.drop(el.Index)
+		} else {
+			w.finish(el, v, i, tag, attrs, w.text.since(start))
+		}
 	}
 	if block {
 		w.text.newline()
 	}
 	w.hash.Write([]byte("</>"))
+}
+
+// drop removes an element and renumbers the ones after it.
+func (w *walker) drop(index int) {
+	els := w.snapshot.Elements
+	els = append(els[:index], els[index+1:]...)
+	for i := index; i < len(els); i++ {
+		els[i].Index = i
+	}
+	w.snapshot.Elements = els
 }
 
 func isBlock(display string) bool {
@@ -339,29 +369,32 @@ func isBlock(display string) bool {
 	return true
 }
 
-func (w *walker) interactive(v *docView, i int, tag string, attrs map[string]string) bool {
+// interactive says whether a person could use the element; weak when
+// only a click listener or a tabindex says so, which a container that
+// delegates clicks for its children also has.
+func (w *walker) interactive(v *docView, i int, tag string, attrs map[string]string) (ok, weak bool) {
 	switch tag {
 	case "a":
 		if _, ok := attrs["href"]; ok {
-			return true
+			return true, false
 		}
 	case "button", "select", "textarea", "summary":
-		return true
+		return true, false
 	case "input":
-		return attrs["type"] != "hidden"
+		return attrs["type"] != "hidden", false
 	case "html", "body", "iframe", "frame", "label", "#document", "#document-fragment":
-		return false
+		return false, false
 	}
 	if interactiveRoles[attrs["role"]] || interactiveRoles[w.ax[v.d.Nodes.BackendNodeID[i]].role] {
-		return true
+		return true, false
 	}
 	if ce, ok := attrs["contenteditable"]; ok && (ce == "" || ce == "true" || ce == "plaintext-only") {
-		return true
+		return true, false
 	}
 	if t, ok := attrs["tabindex"]; ok && t != "" && !strings.HasPrefix(t, "-") {
-		return true
+		return true, true
 	}
-	return v.clickable[i]
+	return v.clickable[i], true
 }
 
 // element fills what is known before the element's children are walked.

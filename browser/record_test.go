@@ -18,6 +18,7 @@ var sites = []struct{ name, path string }{
 	{"shop", "/shop/index.html"},
 	{"form", "/form/index.html"},
 	{"feed", "/feed/index.html"},
+	{"catalogue", "/catalogue/index.html"},
 }
 
 func steps(t testing.TB, name string) []Step {

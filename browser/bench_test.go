@@ -1,0 +1,75 @@
+package browser
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/headroom-agent/headroom/browser/replay"
+	"github.com/headroom-agent/headroom/internal/testsite"
+	"github.com/headroom-agent/headroom/llm/tokens"
+)
+
+// BenchmarkObserve times Observe on each testdata page once it has loaded
+// (replayed from testdata/pages, so the network plays no part) and reports
+// the snapshot's size in tokens (as rendered under the default cap of
+// 2,000, and in full) next to the page's HTML in tokens.
+//
+//	go test -run '^$' -bench Observe ./browser
+func BenchmarkObserve(b *testing.B) {
+	pages := []struct {
+		name, har string
+		steps     int // of the site's steps file, taken before observing
+	}{
+		{"shop-home", "shop", 0},
+		{"shop-results", "shop", 3},
+		{"shop-product", "shop", 5},
+		{"form", "form", 0},
+		{"form-errors", "form", 3},
+		{"feed", "feed", 2},
+		{"catalogue", "catalogue", 0},
+		{"catalogue-filtered", "catalogue", 1},
+	}
+	for _, pg := range pages {
+		b.Run(pg.name, func(b *testing.B) {
+			a, err := replay.Load(filepath.Join(testsite.Dir(), pg.har+".har"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			m := replay.NewMatcher(a, replay.Options{Redactor: replay.DefaultRedactor()})
+			p := open(b, Options{Replay: m, Snapshot: SnapshotOptions{Count: tokens.Count}})
+			ctx := ctxT(b)
+			if _, err := p.Navigate(ctx, StartURL(a)); err != nil {
+				b.Fatal(err)
+			}
+			_ = p.Wait(ctx, WaitNetworkQuiet, 0)
+			for _, s := range steps(b, pg.har)[:pg.steps] {
+				if _, err := p.Run(ctx, s, b.TempDir()); err != nil {
+					b.Fatal(err)
+				}
+				_ = p.Wait(ctx, WaitNetworkQuiet, 0)
+			}
+			html, err := chromedp.Run(p.ctx, chromedp.Evaluate[string]("document.documentElement.outerHTML"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			var snap *Snapshot
+			b.ResetTimer()
+			for b.Loop() {
+				if snap, err = p.Observe(ctx); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			st, ht := tokens.Count(snap.String()), tokens.Count(html)
+			full := *snap
+			full.opts.MaxTokens = 1 << 30
+			b.ReportMetric(float64(st), "snapshot-tokens")
+			b.ReportMetric(float64(tokens.Count(full.String())), "uncapped-tokens")
+			b.ReportMetric(float64(ht), "html-tokens")
+			b.ReportMetric(float64(ht)/float64(st), "html/snapshot")
+			b.ReportMetric(float64(len(snap.Elements)), "elements")
+		})
+	}
+}
