@@ -41,6 +41,7 @@ func observe(t *testing.T, p *Page) *Snapshot {
 }
 
 func TestActionsOnTheShop(t *testing.T) {
+	t.Parallel()
 	s := site(t)
 	p := open(t, Options{})
 	ctx := ctxT(t)
@@ -119,6 +120,7 @@ func TestActionsOnTheShop(t *testing.T) {
 }
 
 func TestTypingAndKeysOnTheForm(t *testing.T) {
+	t.Parallel()
 	s := site(t)
 	p := open(t, Options{})
 	ctx := ctxT(t)
@@ -161,6 +163,7 @@ func TestTypingAndKeysOnTheForm(t *testing.T) {
 }
 
 func TestNavigationOffTheAllowedDomainsIsBlocked(t *testing.T) {
+	t.Parallel()
 	s := site(t)
 	var logged []string
 	p := open(t, Options{AllowedDomains: []string{"127.0.0.1"}, Logf: func(f string, a ...any) { logged = append(logged, f) }})

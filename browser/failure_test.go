@@ -66,6 +66,7 @@ func running(pid int) bool {
 }
 
 func TestChromeKilledMidRun(t *testing.T) {
+	t.Parallel()
 	s := site(t)
 	p := open(t, Options{})
 	ctx := ctxT(t)
@@ -112,6 +113,7 @@ func TestChromeKilledMidRun(t *testing.T) {
 }
 
 func TestCloseLeavesNoProcess(t *testing.T) {
+	t.Parallel()
 	p := open(t, Options{})
 	procs := descendants(p.PID())
 	p.Close()
@@ -163,6 +165,7 @@ func TestLaunchFailures(t *testing.T) {
 }
 
 func TestPageThatNeverLoads(t *testing.T) {
+	t.Parallel()
 	s := site(t)
 	p := open(t, Options{LoadTimeout: 2 * time.Second})
 	ctx := ctxT(t)
@@ -177,6 +180,7 @@ func TestPageThatNeverLoads(t *testing.T) {
 }
 
 func TestAttachToARunningBrowser(t *testing.T) {
+	t.Parallel()
 	exe, err := findChrome("")
 	if err != nil {
 		t.Fatal(err)
@@ -221,6 +225,7 @@ func TestAttachToARunningBrowser(t *testing.T) {
 }
 
 func TestScreenshots(t *testing.T) {
+	t.Parallel()
 	s := site(t)
 	dir := t.TempDir()
 	p := open(t, Options{ScreenshotDir: dir})

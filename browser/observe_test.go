@@ -26,6 +26,7 @@ func line(t *testing.T, s *Snapshot, parts ...string) Element {
 }
 
 func TestSnapshotOfTheShop(t *testing.T) {
+	t.Parallel()
 	s := site(t)
 	p := open(t, Options{})
 	ctx := ctxT(t)
@@ -71,6 +72,7 @@ func TestSnapshotOfTheShop(t *testing.T) {
 }
 
 func TestSnapshotOfTheForm(t *testing.T) {
+	t.Parallel()
 	s := site(t)
 	p := open(t, Options{})
 	ctx := ctxT(t)
@@ -97,6 +99,7 @@ func TestSnapshotOfTheForm(t *testing.T) {
 }
 
 func TestSnapshotSeesContentLoadedAfterLoad(t *testing.T) {
+	t.Parallel()
 	s := site(t)
 	p := open(t, Options{})
 	ctx := ctxT(t)
@@ -115,6 +118,7 @@ func TestSnapshotSeesContentLoadedAfterLoad(t *testing.T) {
 }
 
 func TestRenderKeepsToTheCap(t *testing.T) {
+	t.Parallel()
 	s := site(t)
 	p := open(t, Options{Snapshot: SnapshotOptions{MaxTokens: 120}})
 	ctx := ctxT(t)

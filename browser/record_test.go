@@ -57,6 +57,7 @@ func offline(m *replay.Matcher) Options {
 }
 
 func TestRecordThenReplayOffline(t *testing.T) {
+	t.Parallel()
 	for _, s := range sites {
 		t.Run(s.name, func(t *testing.T) {
 			srv := site(t)

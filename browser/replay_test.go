@@ -56,6 +56,7 @@ func TestTestdataRecordings(t *testing.T) {
 }
 
 func TestMissingResourceIsAMiss(t *testing.T) {
+	t.Parallel()
 	a, err := replay.Load(filepath.Join(testsite.Dir(), "shop.har"))
 	if err != nil {
 		t.Fatal(err)
