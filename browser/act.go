@@ -293,7 +293,7 @@ func (p *Page) ScrollTo(ctx context.Context, t Target) (Outcome, error) {
 // for it and the requests it makes to finish.
 func (p *Page) Navigate(ctx context.Context, rawURL string) (Outcome, error) {
 	var out Outcome
-	err := p.do(ctx, "navigate", rawURL, p.opts.LoadTimeout+p.opts.ActionTimeout, func(ctx context.Context) error {
+	err := p.do(ctx, "navigate", safeURL(rawURL), p.opts.LoadTimeout+p.opts.ActionTimeout, func(ctx context.Context) error {
 		before, navs, blocked := p.mark(ctx)
 		target := rawURL
 		if base, err := url.Parse(before.URL); err == nil && before.URL != "" {
@@ -306,7 +306,7 @@ func (p *Page) Navigate(ctx context.Context, rawURL string) (Outcome, error) {
 		}
 		if !p.allowed(target) {
 			p.mu.Lock()
-			p.blocked = append(p.blocked, target)
+			p.blocked = append(p.blocked, safeURL(target))
 			p.mu.Unlock()
 			return fail("", "", ErrBlocked, "allowed: %s", strings.Join(p.opts.AllowedDomains, ", "))
 		}
@@ -324,7 +324,7 @@ func (p *Page) Navigate(ctx context.Context, rawURL string) (Outcome, error) {
 		return err
 	})
 	p.afterStep(ctx, "navigate", err)
-	return out, named(err, "navigate", rawURL)
+	return out, named(err, "navigate", safeURL(rawURL))
 }
 
 func loadError(err error, lctx context.Context, limit time.Duration) error {

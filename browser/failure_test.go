@@ -112,6 +112,24 @@ func TestChromeKilledMidRun(t *testing.T) {
 	}
 }
 
+func TestRendererCrash(t *testing.T) {
+	t.Parallel()
+	s := site(t)
+	p := open(t, Options{})
+	ctx := ctxT(t)
+	mustAct(t, Navigated)(p.Navigate(ctx, s.URL+"/shop/index.html"))
+	// The navigation itself may end as aborted before the crash is
+	// reported; from then on every call says the renderer crashed.
+	if _, err := p.Navigate(ctx, "chrome://crash"); !errors.Is(err, ErrCrashed) && !errors.Is(err, ErrLoad) {
+		t.Errorf("navigating to chrome://crash: %v", err)
+	}
+	_, err := p.Observe(ctx)
+	if !errors.Is(err, ErrCrashed) {
+		t.Fatalf("observe after the renderer crashed: %v", err)
+	}
+	t.Log(err)
+}
+
 func TestCloseLeavesNoProcess(t *testing.T) {
 	t.Parallel()
 	p := open(t, Options{})

@@ -26,8 +26,8 @@ func (p *Page) intercept(ev fetch.EventRequestPaused) {
 		p.recordResponse(ev)
 		return
 	}
-	u := ev.Request.URL + ev.Request.URLFragment
-	if !p.allowed(u) {
+	if u := ev.Request.URL + ev.Request.URLFragment; !p.allowed(u) {
+		u = safeURL(u)
 		p.mu.Lock()
 		p.blocked = append(p.blocked, u)
 		p.mu.Unlock()
@@ -55,12 +55,12 @@ func (p *Page) replay(ev fetch.EventRequestPaused) {
 	req := replay.Request{Method: ev.Request.Method, URL: ev.Request.URL, Body: postData(ev.Request), Headers: headerStrings(ev.Request.Headers)}
 	m, ok := p.opts.Replay.Match(req)
 	if !ok {
-		p.opts.Logf("replay miss: %s %s", req.Method, req.URL)
+		p.opts.Logf("replay miss: %s %s", req.Method, safeURL(req.URL))
 		p.failRequest(ev.RequestID, network.ErrorReasonInternetDisconnected)
 		return
 	}
 	if m.Fuzzy {
-		p.opts.Logf("replay: %s %s answered by the recorded %s (fuzzy match)", req.Method, req.URL, m.Entry.Request.URL)
+		p.opts.Logf("replay: %s %s answered by the recorded %s (fuzzy match)", req.Method, safeURL(req.URL), m.Entry.Request.URL)
 	}
 	var hs []*fetch.HeaderEntry
 	for _, h := range replay.ResponseHeaders(m.Entry) {
@@ -79,7 +79,7 @@ func (p *Page) replay(ev fetch.EventRequestPaused) {
 		params.ResponsePhrase = http.StatusText(int(params.ResponseCode))
 	}
 	if _, err := chromedp.Call(p.ctx, fetch.FulfillRequest, params); err != nil {
-		p.opts.Logf("replay: fulfilling %s: %v", req.URL, err)
+		p.opts.Logf("replay: fulfilling %s: %v", safeURL(req.URL), err)
 		p.failRequest(ev.RequestID, network.ErrorReasonFailed)
 	}
 }
@@ -111,7 +111,7 @@ func (p *Page) recordResponse(ev fetch.EventRequestPaused) {
 	if !isRedirect(x.Status) {
 		body, err := chromedp.Call(p.ctx, fetch.GetResponseBody, fetch.GetResponseBodyParams{RequestID: ev.RequestID})
 		if err != nil {
-			p.opts.Logf("record: no body for %s: %v", x.URL, err)
+			p.opts.Logf("record: no body for %s: %v", safeURL(x.URL), err)
 		} else {
 			x.Body = body.Body
 		}

@@ -94,9 +94,13 @@ func (o *Options) defaults() {
 		o.Deterministic = true
 	}
 	if o.Deterministic && o.Clock.IsZero() {
-		if o.Record != nil {
+		switch {
+		case o.Record != nil:
 			o.Clock = o.Record.Recorded()
-		} else {
+		case o.Replay != nil:
+			o.Clock = o.Replay.Recorded()
+		}
+		if o.Clock.IsZero() {
 			o.Clock = time.Now()
 		}
 	}
@@ -116,6 +120,8 @@ type Page struct {
 	pid         int // launched Chrome's pid; 0 when attached
 
 	crashed atomic.Bool
+	dead    chan struct{} // closed when the renderer crashes
+	dying   sync.Once
 	closed  atomic.Bool
 	net     netState
 	pending sync.Map // fetch.RequestID → pending, while recording
@@ -130,7 +136,7 @@ type Page struct {
 // Open starts (or attaches to) a browser and opens one tab in it.
 func Open(ctx context.Context, o Options) (*Page, error) {
 	o.defaults()
-	p := &Page{opts: o}
+	p := &Page{opts: o, dead: make(chan struct{})}
 	var allocCtx context.Context
 	if o.Remote != "" {
 		var err error
@@ -234,10 +240,9 @@ func (p *Page) setup() error {
 // onEvent runs on the tab's read loop: it only updates counters.
 func (p *Page) onEvent(ev any) {
 	switch e := ev.(type) {
-	case *inspector.EventTargetCrashed:
+	case *inspector.EventTargetCrashed, *inspector.EventDetached:
 		p.crashed.Store(true)
-	case *inspector.EventDetached:
-		p.crashed.Store(true)
+		p.dying.Do(func() { close(p.dead) })
 	default:
 		p.net.observe(e)
 	}
@@ -292,6 +297,13 @@ func (p *Page) do(ctx context.Context, op, target string, timeout time.Duration,
 	defer cancel()
 	stop := context.AfterFunc(ctx, cancel) // the caller's cancellation too
 	defer stop()
+	go func() { // and a crash: nothing the tab was waiting for will come
+		select {
+		case <-p.dead:
+			cancel()
+		case <-tctx.Done():
+		}
+	}()
 	err := fn(tctx)
 	if err == nil {
 		return nil
@@ -356,6 +368,16 @@ func (p *Page) allowed(u string) bool {
 		}
 	}
 	return false
+}
+
+// safeURL is a page URL fit for logs and errors: no user:password, and
+// key, token and password parameters redacted.
+func safeURL(u string) string {
+	if pu, err := url.Parse(u); err == nil && pu.User != nil {
+		pu.User = nil
+		u = pu.String()
+	}
+	return replay.DefaultRedactor().URL(u)
 }
 
 // redactURL drops credentials and query from a browser address for errors.

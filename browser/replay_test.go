@@ -87,3 +87,31 @@ func TestMissingResourceIsAMiss(t *testing.T) {
 		t.Errorf("misses = %d, want 2", st.Misses)
 	}
 }
+
+// The feed page prints new Date(), Math.random() and getRandomValues():
+// replayed, it prints the recording's time and the same numbers every time.
+func TestReplayedPageRunsOnTheRecordingsClock(t *testing.T) {
+	t.Parallel()
+	a, err := replay.Load(filepath.Join(testsite.Dir(), "feed.har"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stamps []string
+	for range 2 {
+		p := open(t, offline(replay.NewMatcher(a, replay.Options{})))
+		mustAct(t, Navigated)(p.Navigate(ctxT(t), StartURL(a)))
+		stamp, err := p.Extract(ctxT(t), CSS("#stamp"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		stamps = append(stamps, stamp)
+		p.Close()
+	}
+	want := "Rendered " + a.Recorded().UTC().Format("2006-01-02T15:04")
+	if !strings.HasPrefix(stamps[0], want) {
+		t.Errorf("replayed page shows %q, want it to start %q", stamps[0], want)
+	}
+	if stamps[0] != stamps[1] {
+		t.Errorf("two replays differ: %q and %q", stamps[0], stamps[1])
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/chromedp/cdproto/har"
 )
@@ -59,11 +60,12 @@ type Matcher struct {
 	served []int            // times each entry was served
 	log    *har.Log
 	stats  Stats
+	at     time.Time
 }
 
 // NewMatcher indexes an archive.
 func NewMatcher(a *Archive, opts Options) *Matcher {
-	m := &Matcher{opts: opts, byKey: map[string][]int{}, byPath: map[string][]int{}, log: a.Log}
+	m := &Matcher{opts: opts, byKey: map[string][]int{}, byPath: map[string][]int{}, log: a.Log, at: a.Recorded()}
 	m.served = make([]int, len(a.Log.Entries))
 	for i, e := range a.Log.Entries {
 		k := key(e.Request.Method, e.Request.URL)
@@ -256,6 +258,10 @@ func headerValue(h map[string]string, name string) string {
 	}
 	return ""
 }
+
+// Recorded is when the archive was recorded: the clock a replayed page
+// starts from.
+func (m *Matcher) Recorded() time.Time { return m.at }
 
 // Stats returns what the matcher has answered so far.
 func (m *Matcher) Stats() Stats {
