@@ -20,6 +20,7 @@ var (
 	ErrNoOption  = errors.New("no such option")
 	ErrNotInput  = errors.New("the element does not take that action")
 	ErrTimeout   = errors.New("timed out")
+	ErrRefused   = errors.New("the browser refused the command")
 )
 
 // Error is a failed browser operation: what was tried (Op, on Target), the

@@ -71,7 +71,7 @@ func (p *Page) state(ctx context.Context) pageState {
 	return s
 }
 
-// settle waits for what an action set going to finish — a navigation's
+// settle waits for what an action started to finish — a navigation's
 // load, the requests it made, the DOM to stop changing — within bounds,
 // then says what changed.
 func (p *Page) settle(ctx context.Context, before pageState, navs, blocked int) (Outcome, error) {

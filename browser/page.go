@@ -21,6 +21,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/chromedp/cdproto"
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/fetch"
 	"github.com/chromedp/cdproto/inspector"
@@ -310,7 +311,7 @@ func (p *Page) do(ctx context.Context, op, target string, timeout time.Duration,
 	}
 	var be *Error
 	if errors.As(err, &be) {
-		return err
+		return named(err, op, target)
 	}
 	if aerr := p.alive(op, target); aerr != nil {
 		return aerr
@@ -321,7 +322,11 @@ func (p *Page) do(ctx context.Context, op, target string, timeout time.Duration,
 	if tctx.Err() != nil {
 		return &Error{Op: op, Target: target, Kind: ErrTimeout, Detail: "after " + timeout.String(), Err: err}
 	}
-	return &Error{Op: op, Target: target, Kind: ErrCrashed, Detail: "the browser refused the command", Err: err}
+	var perr *cdproto.Error
+	if errors.As(err, &perr) {
+		return &Error{Op: op, Target: target, Kind: ErrRefused, Err: err}
+	}
+	return &Error{Op: op, Target: target, Kind: ErrCrashed, Detail: "the connection to the browser failed", Err: err}
 }
 
 // alive reports a crashed renderer or a browser that went away.

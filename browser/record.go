@@ -3,6 +3,7 @@ package browser
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/headroom-agent/headroom/browser/replay"
@@ -50,13 +51,14 @@ func Record(ctx context.Context, o Options, startURL string, steps []Step, dir s
 	return rec, nil
 }
 
-// drain waits for responses still being captured.
+// drain waits for responses still being captured. A request the page
+// abandoned never gets one, so a quiet network ends the wait too.
 func (p *Page) drain(ctx context.Context, limit time.Duration) {
 	deadline := time.Now().Add(limit)
 	for time.Now().Before(deadline) {
 		n := 0
 		p.pending.Range(func(any, any) bool { n++; return true })
-		if n == 0 || !sleep(ctx, 20*time.Millisecond) {
+		if n == 0 || p.net.quietFor() > 500*time.Millisecond || !sleep(ctx, 20*time.Millisecond) {
 			return
 		}
 	}
@@ -65,7 +67,7 @@ func (p *Page) drain(ctx context.Context, limit time.Duration) {
 // StartURL is where a replay of a recording begins: its first page.
 func StartURL(a *replay.Archive) string {
 	for _, e := range a.Log.Entries {
-		if e.Response.Status == 200 && e.Response.Content != nil && len(e.Response.Content.MimeType) >= 9 && e.Response.Content.MimeType[:9] == "text/html" {
+		if e.Response.Status == 200 && e.Response.Content != nil && strings.HasPrefix(e.Response.Content.MimeType, "text/html") {
 			return e.Request.URL
 		}
 	}

@@ -3,9 +3,11 @@ package browser
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 
+	"github.com/chromedp/cdproto"
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/dom"
 	"github.com/chromedp/cdproto/runtime"
@@ -47,6 +49,10 @@ func (i Index) resolve(ctx context.Context, p *Page) (cdp.BackendNodeID, error) 
 	}
 	id := last.Elements[i].BackendID
 	connected, err := callOn[bool](ctx, id, `function() { return this.isConnected; }`)
+	var perr *cdproto.Error
+	if err != nil && !errors.As(err, &perr) {
+		return 0, err // not the browser's answer: the connection or the deadline
+	}
 	if err != nil || !connected {
 		return 0, fail("", i.String(), ErrIndexGone, "the element left the page since the snapshot: observe again")
 	}
@@ -91,8 +97,12 @@ func (s XPath) resolve(ctx context.Context, p *Page) (cdp.BackendNodeID, error) 
 func bySelector(ctx context.Context, target, fn, arg string) (cdp.BackendNodeID, error) {
 	q, _ := json.Marshal(arg)
 	obj, err := chromedp.Run(ctx, chromedp.Evaluate[*runtime.RemoteObject]("("+fn+")("+string(q)+")"))
-	if err != nil {
+	var exc *chromedp.ExceptionError
+	if errors.As(err, &exc) { // the selector does not parse
 		return 0, fail("", target, ErrNotFound, "%v", err)
+	}
+	if err != nil {
+		return 0, err
 	}
 	if obj == nil || obj.ObjectID == "" {
 		return 0, fail("", target, ErrNotFound, "nothing on the page matches")
