@@ -139,6 +139,7 @@ func Open(ctx context.Context, o Options) (*Page, error) {
 	o.defaults()
 	p := &Page{opts: o, dead: make(chan struct{})}
 	var allocCtx context.Context
+	what := "attaching to " + redactURL(o.Remote)
 	if o.Remote != "" {
 		var err error
 		allocCtx, p.cancelAlloc, err = remoteAllocator(o.Remote)
@@ -150,6 +151,7 @@ func Open(ctx context.Context, o Options) (*Page, error) {
 		if err != nil {
 			return nil, err
 		}
+		what = "launching " + exec
 		allocCtx, p.cancelAlloc = chromedp.NewExecAllocator(context.Background(), launchFlags(exec, o)...)
 	}
 	var tabOpts []chromedp.ContextOption
@@ -172,10 +174,6 @@ func Open(ctx context.Context, o Options) (*Page, error) {
 	}
 	if err != nil {
 		p.Close()
-		what := "launching " + o.ChromePath
-		if o.Remote != "" {
-			what = "attaching to " + redactURL(o.Remote)
-		}
 		return nil, &Error{Op: "launch", Kind: ErrLaunch, Detail: what, Err: err}
 	}
 	if c := chromedp.FromContext(p.ctx); c.Browser != nil && c.Browser.Process() != nil {
