@@ -66,23 +66,11 @@ func (r *Redactor) URL(u string) string {
 	if err != nil || pu.RawQuery == "" {
 		return u
 	}
-	parts := strings.Split(pu.RawQuery, "&")
-	changed := false
-	for i, kv := range parts {
-		k, _, found := strings.Cut(kv, "=")
-		name, err := url.QueryUnescape(k)
-		if err != nil {
-			name = k
-		}
-		if found && r.Params[strings.ToLower(name)] {
-			parts[i] = k + "=" + url.QueryEscape(Redacted)
-			changed = true
-		}
-	}
+	q, changed := r.form(pu.RawQuery)
 	if !changed {
 		return u
 	}
-	pu.RawQuery = strings.Join(parts, "&")
+	pu.RawQuery = q
 	return pu.String()
 }
 
@@ -94,7 +82,16 @@ func (r *Redactor) Body(contentType string, body []byte) []byte {
 		!strings.HasPrefix(strings.ToLower(strings.TrimSpace(contentType)), "application/x-www-form-urlencoded") {
 		return body
 	}
-	parts := strings.Split(string(body), "&")
+	if b, changed := r.form(string(body)); changed {
+		return []byte(b)
+	}
+	return body
+}
+
+// form redacts the secret values of a name=value&... string, keeping
+// everything else byte for byte.
+func (r *Redactor) form(s string) (string, bool) {
+	parts := strings.Split(s, "&")
 	changed := false
 	for i, kv := range parts {
 		k, _, found := strings.Cut(kv, "=")
@@ -107,10 +104,7 @@ func (r *Redactor) Body(contentType string, body []byte) []byte {
 			changed = true
 		}
 	}
-	if !changed {
-		return body
-	}
-	return []byte(strings.Join(parts, "&"))
+	return strings.Join(parts, "&"), changed
 }
 
 // Entry redacts an entry in place: headers, cookies and the URL's secret
