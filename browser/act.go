@@ -18,23 +18,38 @@ import (
 
 // act runs one action on a target and reports its outcome.
 func (p *Page) act(ctx context.Context, op string, t Target, fn func(ctx context.Context, id cdp.BackendNodeID) (string, error)) (Outcome, error) {
-	var out Outcome
-	err := p.do(ctx, op, t.String(), p.opts.ActionTimeout+p.opts.LoadTimeout, func(ctx context.Context) error {
+	var detail string
+	out, err := p.pageAction(ctx, op, t.String(), func(ctx context.Context, _ pageState) (*Outcome, error) {
 		id, err := t.resolve(ctx, p)
 		if err != nil {
-			return err
+			return nil, err
 		}
+		detail, err = fn(ctx, id)
+		return nil, err
+	})
+	out.Detail = detail
+	return out, err
+}
+
+// pageAction runs an action, waits for what it started and reports its
+// outcome. fn sees the page's state before it; an Outcome it returns ends
+// the action there, with nothing to wait for.
+func (p *Page) pageAction(ctx context.Context, op, target string, fn func(ctx context.Context, before pageState) (*Outcome, error)) (Outcome, error) {
+	var out Outcome
+	err := p.do(ctx, op, target, p.opts.ActionTimeout+p.opts.LoadTimeout, func(ctx context.Context) error {
 		before, navs, blocked := p.mark(ctx)
-		detail, err := fn(ctx, id)
-		if err != nil {
+		done, err := fn(ctx, before)
+		if done != nil {
+			out = *done
+		}
+		if err != nil || done != nil {
 			return err
 		}
 		out, err = p.settle(ctx, before, navs, blocked)
-		out.Detail = detail
 		return err
 	})
 	p.afterStep(ctx, op, err)
-	return out, named(err, op, t.String())
+	return out, err
 }
 
 // mark notes the page's state before an action.
@@ -264,18 +279,10 @@ func (p *Page) Scroll(ctx context.Context, direction string) (Outcome, error) {
 	default:
 		return Outcome{}, fail("scroll", direction, ErrNotFound, "want up or down, or scroll to an element")
 	}
-	var out Outcome
-	err := p.do(ctx, "scroll", direction, p.opts.ActionTimeout, func(ctx context.Context) error {
-		before, navs, blocked := p.mark(ctx)
-		if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](fmt.Sprintf("window.scrollBy(0, %d * Math.round(innerHeight * 0.8)), true", sign))); err != nil {
-			return err
-		}
-		var err error
-		out, err = p.settle(ctx, before, navs, blocked)
-		return err
+	return p.pageAction(ctx, "scroll", direction, func(ctx context.Context, _ pageState) (*Outcome, error) {
+		_, err := chromedp.Run(ctx, chromedp.Evaluate[bool](fmt.Sprintf("window.scrollBy(0, %d * Math.round(innerHeight * 0.8)), true", sign)))
+		return nil, err
 	})
-	p.afterStep(ctx, "scroll", err)
-	return out, err
 }
 
 // ScrollTo scrolls until the element is in view.
@@ -292,9 +299,7 @@ func (p *Page) ScrollTo(ctx context.Context, t Target) (Outcome, error) {
 // Navigate loads a URL (relative ones against the current page) and waits
 // for it and the requests it makes to finish.
 func (p *Page) Navigate(ctx context.Context, rawURL string) (Outcome, error) {
-	var out Outcome
-	err := p.do(ctx, "navigate", safeURL(rawURL), p.opts.LoadTimeout+p.opts.ActionTimeout, func(ctx context.Context) error {
-		before, navs, blocked := p.mark(ctx)
+	return p.pageAction(ctx, "navigate", safeURL(rawURL), func(ctx context.Context, before pageState) (*Outcome, error) {
 		target := rawURL
 		if base, err := url.Parse(before.URL); err == nil && before.URL != "" {
 			if u, err := base.Parse(rawURL); err == nil {
@@ -302,13 +307,13 @@ func (p *Page) Navigate(ctx context.Context, rawURL string) (Outcome, error) {
 			}
 		}
 		if u, err := url.Parse(target); err != nil || u.Scheme == "" {
-			return fail("", "", ErrLoad, "%q is not a URL", rawURL)
+			return nil, fail("", "", ErrLoad, "%q is not a URL", rawURL)
 		}
 		if !p.allowed(target) {
 			p.mu.Lock()
 			p.blocked = append(p.blocked, safeURL(target))
 			p.mu.Unlock()
-			return fail("", "", ErrBlocked, "allowed: %s", strings.Join(p.opts.AllowedDomains, ", "))
+			return nil, fail("", "", ErrBlocked, "allowed: %s", strings.Join(p.opts.AllowedDomains, ", "))
 		}
 		lctx, cancel := context.WithTimeout(ctx, p.opts.LoadTimeout)
 		defer cancel()
@@ -317,14 +322,10 @@ func (p *Page) Navigate(ctx context.Context, rawURL string) (Outcome, error) {
 				// Stop the load, or the tab keeps waiting for it.
 				_ = chromedp.Do(ctx, chromedp.Stop())
 			}
-			return loadError(err, lctx, p.opts.LoadTimeout)
+			return nil, loadError(err, lctx, p.opts.LoadTimeout)
 		}
-		var err error
-		out, err = p.settle(ctx, before, navs, blocked)
-		return err
+		return nil, nil
 	})
-	p.afterStep(ctx, "navigate", err)
-	return out, named(err, "navigate", safeURL(rawURL))
 }
 
 func loadError(err error, lctx context.Context, limit time.Duration) error {
@@ -343,25 +344,19 @@ func loadError(err error, lctx context.Context, limit time.Duration) error {
 // Back goes back one page in the tab's history; Nothing when there is
 // no page to go back to.
 func (p *Page) Back(ctx context.Context) (Outcome, error) {
-	var out Outcome
-	err := p.do(ctx, "back", "", p.opts.LoadTimeout+p.opts.ActionTimeout, func(ctx context.Context) error {
-		before, navs, blocked := p.mark(ctx)
+	return p.pageAction(ctx, "back", "", func(ctx context.Context, before pageState) (*Outcome, error) {
 		h, err := chromedp.Run(ctx, chromedp.NavigationEntries())
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if h.CurrentIndex <= 0 {
-			out = Outcome{Effect: Nothing, URL: before.URL, Detail: "no page to go back to"}
-			return nil
+			return &Outcome{Effect: Nothing, URL: before.URL, Detail: "no page to go back to"}, nil
 		}
 		if err := chromedp.Do(ctx, chromedp.NavigateToHistoryEntry(h.Entries[h.CurrentIndex-1].ID)); err != nil {
-			return loadError(err, ctx, p.opts.LoadTimeout)
+			return nil, loadError(err, ctx, p.opts.LoadTimeout)
 		}
-		out, err = p.settle(ctx, before, navs, blocked)
-		return err
+		return nil, nil
 	})
-	p.afterStep(ctx, "back", err)
-	return out, err
 }
 
 // keys are the named keys Press knows, besides single characters.
@@ -385,18 +380,9 @@ func (p *Page) Press(ctx context.Context, key string) (Outcome, error) {
 	if !ok {
 		return Outcome{}, fail("press", key, ErrNotFound, "unknown key: use a single character or one of Enter, Tab, Escape, Backspace, Delete, Space, ArrowUp/Down/Left/Right, Home, End, PageUp, PageDown")
 	}
-	var out Outcome
-	err := p.do(ctx, "press", key, p.opts.ActionTimeout+p.opts.LoadTimeout, func(ctx context.Context) error {
-		before, navs, blocked := p.mark(ctx)
-		if err := chromedp.Do(ctx, chromedp.KeyEvent(k)); err != nil {
-			return err
-		}
-		var err error
-		out, err = p.settle(ctx, before, navs, blocked)
-		return err
+	return p.pageAction(ctx, "press", key, func(ctx context.Context, _ pageState) (*Outcome, error) {
+		return nil, chromedp.Do(ctx, chromedp.KeyEvent(k))
 	})
-	p.afterStep(ctx, "press", err)
-	return out, err
 }
 
 // Extract returns the element's rendered text (a field's value for
