@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"hash"
 	"net/url"
 	"strings"
 
@@ -50,7 +51,7 @@ var interactiveRoles = map[string]bool{
 	"button": true, "link": true, "checkbox": true, "radio": true, "textbox": true,
 	"searchbox": true, "combobox": true, "listbox": true, "menuitem": true,
 	"menuitemcheckbox": true, "menuitemradio": true, "option": true, "switch": true,
-	"tab": true, "slider": true, "spinbutton": true, "treeitem": true, "textarea": true,
+	"tab": true, "slider": true, "spinbutton": true, "treeitem": true,
 }
 
 func capture(ctx context.Context, o SnapshotOptions) (*Snapshot, error) {
@@ -136,11 +137,6 @@ func axOf(n *accessibility.Node) axInfo {
 	return a
 }
 
-type hashWriter interface {
-	Write([]byte) (int, error)
-	Sum([]byte) []byte
-}
-
 // walker turns a DOMSnapshot into elements and text in document order,
 // entering frames where their owner element stands.
 type walker struct {
@@ -150,7 +146,7 @@ type walker struct {
 	viewport   [4]float64 // x, y, width, height of the top document's viewport
 	snapshot   *Snapshot
 	text       textBuilder
-	hash       hashWriter
+	hash       hash.Hash
 	frames     int
 	ariaHidden int // depth inside aria-hidden="true" subtrees
 }

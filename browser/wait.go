@@ -2,7 +2,6 @@ package browser
 
 import (
 	"context"
-	"fmt"
 	"time"
 )
 
@@ -87,5 +86,3 @@ func (p *Page) waitStable(ctx context.Context, quiet, limit time.Duration) (page
 		}
 	}
 }
-
-func (w WaitFor) String() string { return fmt.Sprintf("%q", string(w)) }
