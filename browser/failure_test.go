@@ -203,15 +203,30 @@ func TestAttachToARunningBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A profile of its own, removed once the browser and every process it
+	// started are gone (they write to it until then).
+	profile, err := os.MkdirTemp("", "headroom-attach-")
+	if err != nil {
+		t.Fatal(err)
+	}
 	cmd := exec.Command(exe, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
 		"--disable-background-networking", "--disable-component-update",
-		"--remote-debugging-port=0", "--user-data-dir="+t.TempDir(), "about:blank")
+		"--remote-debugging-port=0", "--user-data-dir="+profile, "about:blank")
 	stderr, _ := cmd.StderrPipe()
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	defer func() {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		cmd.Wait()
+		for range 50 {
+			if os.RemoveAll(profile) == nil {
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}()
 	ws := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(stderr)
