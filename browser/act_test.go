@@ -4,6 +4,9 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
 )
 
 func mustAct(t *testing.T, want Effect) func(Outcome, error) Outcome {
@@ -185,4 +188,39 @@ func TestNavigationOffTheAllowedDomainsIsBlocked(t *testing.T) {
 	}
 	// The page still works.
 	mustAct(t, Changed)(p.Click(ctx, CSS("#promo")))
+}
+
+func TestWaitsAreBounded(t *testing.T) {
+	t.Parallel()
+	s := site(t)
+	p := open(t, Options{})
+	ctx := ctxT(t)
+	mustAct(t, Navigated)(p.Navigate(ctx, s.URL+"/shop/index.html"))
+	if _, err := p.Type(ctx, CSS("#q"), "x", false); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []WaitFor{WaitLoad, WaitNetworkQuiet, WaitDOMStable} {
+		if err := p.Wait(ctx, w, 5*time.Second); err != nil {
+			t.Errorf("wait %s on a quiet page: %v", w, err)
+		}
+	}
+	// A clock that rewrites the page every 20 ms, and a request that never ends.
+	if _, err := chromedp.Run(p.ctx, chromedp.Evaluate[bool](`
+		setInterval(() => { document.getElementById('rv').textContent = String(performance.now()); }, 20);
+		fetch('/slow'); true`)); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []WaitFor{WaitNetworkQuiet, WaitDOMStable} {
+		start := time.Now()
+		err := p.Wait(ctx, w, time.Second)
+		if !errors.Is(err, ErrTimeout) {
+			t.Errorf("wait %s on a busy page: %v, want ErrTimeout", w, err)
+		}
+		if d := time.Since(start); d > 3*time.Second {
+			t.Errorf("wait %s took %s with a 1s bound", w, d)
+		}
+	}
+	if err := p.Wait(ctx, "forever", time.Second); !errors.Is(err, ErrNotFound) {
+		t.Errorf("an unknown condition: %v", err)
+	}
 }

@@ -14,7 +14,9 @@ import (
 // BenchmarkObserve times Observe on each testdata page once it has loaded
 // (replayed from testdata/pages, so the network plays no part) and reports
 // the snapshot's size in tokens (as rendered under the default cap of
-// 2,000, and in full) next to the page's HTML in tokens.
+// 2,000, and in full) next to the page's HTML in tokens: as served, and as
+// the DOM stands once scripts have run (what a page's HTML is to an agent
+// that sends it whole).
 //
 //	go test -run '^$' -bench Observe ./browser
 func BenchmarkObserve(b *testing.B) {
@@ -54,6 +56,13 @@ func BenchmarkObserve(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
+			url, _ := p.URL(ctx)
+			served := ""
+			for _, e := range a.Log.Entries {
+				if e.Request.URL == url && e.Response.Status == 200 {
+					served = string(e.Response.Content.Text)
+				}
+			}
 			var snap *Snapshot
 			b.ResetTimer()
 			for b.Loop() {
@@ -67,6 +76,7 @@ func BenchmarkObserve(b *testing.B) {
 			full.opts.MaxTokens = 1 << 30
 			b.ReportMetric(float64(st), "snapshot-tokens")
 			b.ReportMetric(float64(tokens.Count(full.String())), "uncapped-tokens")
+			b.ReportMetric(float64(tokens.Count(served)), "served-html-tokens")
 			b.ReportMetric(float64(ht), "html-tokens")
 			b.ReportMetric(float64(ht)/float64(st), "html/snapshot")
 			b.ReportMetric(float64(len(snap.Elements)), "elements")
