@@ -1,7 +1,9 @@
 package browser
 
 import (
+	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -50,4 +52,35 @@ FixedDate.UTC = RealDate.UTC;
 Object.defineProperty(FixedDate.prototype, 'constructor', {value: FixedDate});
 self.Date = FixedDate;
 })();`, clock.UnixMilli())
+}
+
+// socketGuardJS makes the page's WebSocket constructor refuse hosts off
+// the allowed domains, and every host in a replay (a recording holds no
+// socket traffic to answer with).
+func socketGuardJS(o Options) string {
+	allowed := []string{}
+	if o.Replay == nil {
+		for _, d := range o.AllowedDomains {
+			allowed = append(allowed, strings.ToLower(strings.TrimPrefix(d, ".")))
+		}
+	}
+	list, _ := json.Marshal(allowed)
+	return fmt.Sprintf(`(() => {
+const Real = self.WebSocket;
+if (!Real || Real.__headroomGuard) return;
+const allowed = %s;
+const ok = (u) => {
+  let h;
+  try { h = new URL(u, location.href).hostname.toLowerCase(); } catch (e) { return false; }
+  return allowed.some(d => h === d || h.endsWith('.' + d));
+};
+const Guarded = new Proxy(Real, {
+  construct(target, args, nt) {
+    if (!ok(args[0])) throw new DOMException('this run may not open a WebSocket to ' + args[0], 'SecurityError');
+    return Reflect.construct(target, args, nt);
+  },
+  get(target, key) { return key === '__headroomGuard' ? true : Reflect.get(target, key); },
+});
+self.WebSocket = Guarded;
+})();`, list)
 }

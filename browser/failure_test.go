@@ -4,14 +4,22 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/headroom-agent/headroom/browser/replay"
+	"github.com/headroom-agent/headroom/internal/testsite"
 )
 
 // descendants lists pid and every process below it.
@@ -274,5 +282,58 @@ func TestScreenshots(t *testing.T) {
 		if err != nil || !strings.HasPrefix(string(b), "\x89PNG") {
 			t.Errorf("%s: %v", f, err)
 		}
+	}
+}
+
+// WebSockets bypass the Fetch domain; a replay must not open one, nor a
+// confined run one to another host. (The replay here has no proxy flags
+// of the test's own: what keeps it offline is the product's.)
+func TestWebSocketsStayInside(t *testing.T) {
+	t.Parallel()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	var dials atomic.Int32
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			dials.Add(1)
+			c.Close()
+		}
+	}()
+	port := l.Addr().(*net.TCPAddr).Port
+	a, err := replay.Load(filepath.Join(testsite.Dir(), "shop.har"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := site(t)
+	for _, c := range []struct {
+		name string
+		o    Options
+		url  string
+		host string
+		want int32
+	}{
+		{"replay", Options{Replay: replay.NewMatcher(a, replay.Options{})}, StartURL(a), "127.0.0.1", 0},
+		{"other host", Options{AllowedDomains: []string{"127.0.0.1"}}, s.URL + "/shop/index.html", "localhost", 0},
+		{"allowed host", Options{AllowedDomains: []string{"127.0.0.1"}}, s.URL + "/shop/index.html", "127.0.0.1", 1},
+	} {
+		dials.Store(0)
+		p := open(t, c.o)
+		mustAct(t, Navigated)(p.Navigate(ctxT(t), c.url))
+		js := fmt.Sprintf("try { new WebSocket('ws://%s:%d/'); } catch (e) {} true", c.host, port)
+		if _, err := chromedp.Run(p.ctx, chromedp.Evaluate[bool](js)); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Second)
+		if got := dials.Load(); got != c.want {
+			t.Errorf("%s: %d connections to the socket server, want %d", c.name, got, c.want)
+		}
+		p.Close()
 	}
 }

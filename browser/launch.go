@@ -65,6 +65,12 @@ func launchFlags(execPath string, o Options) []chromedp.ExecAllocatorOption {
 	for k, v := range o.Flags {
 		opts = append(opts, chromedp.Flag(k, v))
 	}
+	if o.Replay != nil {
+		// Replay answers inside the browser; whatever slips past it (a
+		// socket, a prefetch) meets a proxy that is not there, loopback
+		// included.
+		opts = append(opts, chromedp.ProxyServer("http://127.0.0.1:9"), chromedp.Flag("proxy-bypass-list", "<-loopback>"))
+	}
 	return opts
 }
 

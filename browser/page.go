@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/url"
 	"os"
 	"strings"
@@ -137,6 +138,11 @@ type Page struct {
 // Open starts (or attaches to) a browser and opens one tab in it.
 func Open(ctx context.Context, o Options) (*Page, error) {
 	o.defaults()
+	for _, d := range o.AllowedDomains {
+		if err := CheckDomain(d); err != nil {
+			return nil, &Error{Op: "launch", Kind: ErrLaunch, Detail: "allowed domains", Err: err}
+		}
+	}
 	p := &Page{opts: o, dead: make(chan struct{})}
 	var allocCtx context.Context
 	what := "attaching to " + redactURL(o.Remote)
@@ -213,6 +219,15 @@ func (p *Page) setup() error {
 		}
 		if _, err := chromedp.Call(p.ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{
 			Source: deterministicJS(o.Clock), RunImmediately: new(true),
+		}); err != nil {
+			return err
+		}
+	}
+	if len(o.AllowedDomains) > 0 || o.Replay != nil {
+		// WebSockets do not pass through the Fetch domain: the page's own
+		// constructor refuses them instead.
+		if _, err := chromedp.Call(p.ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{
+			Source: socketGuardJS(o), RunImmediately: new(true),
 		}); err != nil {
 			return err
 		}
@@ -381,6 +396,30 @@ func safeURL(u string) string {
 		u = pu.String()
 	}
 	return replay.DefaultRedactor().URL(u)
+}
+
+// CheckDomain says whether d can be an allowed domain: a host name such
+// as example.com (which also allows its subdomains) or an IP address.
+func CheckDomain(d string) error {
+	h := strings.TrimPrefix(d, ".")
+	if net.ParseIP(h) != nil {
+		return nil
+	}
+	ok := h != "" && len(h) <= 253
+	for _, label := range strings.Split(h, ".") {
+		if label == "" || len(label) > 63 || strings.HasPrefix(label, "-") || strings.HasSuffix(label, "-") {
+			ok = false
+		}
+		for _, r := range label {
+			if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-') {
+				ok = false
+			}
+		}
+	}
+	if !ok {
+		return fmt.Errorf("%q is not a host name or IP address (want example.com, no scheme, port or path)", d)
+	}
+	return nil
 }
 
 // redactURL drops credentials and query from a browser address for errors.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"flag"
+	"fmt"
 	"io"
 	"strings"
 	"time"
@@ -24,6 +25,20 @@ func (b *browserFlags) add(fs *flag.FlagSet) {
 	fs.Var(&b.allow, "allow", "allow only this `domain` (and its subdomains); repeat for more; default: any")
 	fs.DurationVar(&b.timeout, "load-timeout", 30*time.Second, "give up on a page that has not loaded within this `duration`")
 	fs.BoolVar(&b.verbose, "v", false, "log blocked requests and Chrome's own output to stderr")
+}
+
+// check reports a flag value the browser would refuse.
+func (b *browserFlags) check() error {
+	for _, d := range b.allow {
+		for _, p := range strings.Split(d, ",") {
+			if p = strings.TrimSpace(p); p != "" {
+				if err := browser.CheckDomain(p); err != nil {
+					return fmt.Errorf("--allow: %w", err)
+				}
+			}
+		}
+	}
+	return nil
 }
 
 func (b *browserFlags) options(stderr io.Writer) browser.Options {

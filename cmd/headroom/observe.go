@@ -24,6 +24,10 @@ func runObserve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if done {
 		return code
 	}
+	if err := bf.check(); err != nil {
+		fprintf(stderr, "headroom observe: %v\n", err)
+		return exitUsage
+	}
 	if len(pos) > 1 || (len(pos) == 0 && *harFile == "") {
 		fprintf(stderr, "headroom observe: want a URL, or --har FILE\n")
 		fs.Usage()

@@ -29,6 +29,10 @@ func runRecord(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if done {
 		return code
 	}
+	if err := bf.check(); err != nil {
+		fprintf(stderr, "headroom record: %v\n", err)
+		return exitUsage
+	}
 	if len(pos) != 1 || *out == "" {
 		fprintf(stderr, "headroom record: want one URL and --out FILE\n")
 		fs.Usage()

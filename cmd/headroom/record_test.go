@@ -84,6 +84,7 @@ func TestRecordBadInput(t *testing.T) {
 		{[]string{"record", "http://127.0.0.1:1/", "--out", filepath.Join(dir, "x.har"), "--chrome", "/nonexistent/chrome"}, exitBrowser, "--chrome"},
 		{[]string{"record", "http://127.0.0.1:1/", "--out", filepath.Join(dir, "x.har")}, exitBrowser, "the page did not load"},
 		{[]string{"observe", "--har", bad}, exitUsage, "steps.yaml"},
+		{[]string{"observe", "http://127.0.0.1:1/", "--allow", "https://example.com/"}, exitUsage, "--allow: \"https://example.com/\" is not a host name"},
 	} {
 		code, _, errs := runCmd(t, c.args...)
 		if code != c.code || !strings.Contains(errs, c.want) {
