@@ -42,15 +42,8 @@ func BenchmarkObserve(b *testing.B) {
 			m := replay.NewMatcher(a, replay.Options{Redactor: replay.DefaultRedactor()})
 			p := open(b, Options{Replay: m, Snapshot: SnapshotOptions{Count: tokens.Count}})
 			ctx := ctxT(b)
-			if _, err := p.Navigate(ctx, StartURL(a)); err != nil {
+			if _, err := p.Walk(ctx, StartURL(a), steps(b, pg.har)[:pg.steps], b.TempDir()); err != nil {
 				b.Fatal(err)
-			}
-			_ = p.Wait(ctx, WaitNetworkQuiet, 0)
-			for _, s := range steps(b, pg.har)[:pg.steps] {
-				if _, err := p.Run(ctx, s, b.TempDir()); err != nil {
-					b.Fatal(err)
-				}
-				_ = p.Wait(ctx, WaitNetworkQuiet, 0)
 			}
 			html, err := chromedp.Run(p.ctx, chromedp.Evaluate[string]("document.documentElement.outerHTML"))
 			if err != nil {

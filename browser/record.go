@@ -31,17 +31,8 @@ func Record(ctx context.Context, o Options, startURL string, steps []Step, dir s
 	}
 	defer p.Close()
 	rec := &Recording{URL: startURL, Steps: steps}
-	if _, err := p.Navigate(ctx, startURL); err != nil {
+	if rec.Outcomes, err = p.Walk(ctx, startURL, steps, dir); err != nil {
 		return rec, err
-	}
-	_ = p.Wait(ctx, WaitNetworkQuiet, 10*time.Second)
-	for i, s := range steps {
-		out, err := p.Run(ctx, s, dir)
-		rec.Outcomes = append(rec.Outcomes, out)
-		if err != nil {
-			return rec, fmt.Errorf("step %d (%s): %w", i+1, s, err)
-		}
-		_ = p.Wait(ctx, WaitNetworkQuiet, 10*time.Second)
 	}
 	if snap, err := p.Observe(ctx); err == nil {
 		rec.Title = snap.Title
@@ -49,6 +40,27 @@ func Record(ctx context.Context, o Options, startURL string, steps []Step, dir s
 	}
 	p.drain(ctx, 5*time.Second)
 	return rec, nil
+}
+
+// Walk loads startURL and takes the steps, waiting after the load and
+// after each step for the requests they started (bounded), so what a page
+// fetches late is there when the next step looks. It returns each step's
+// outcome; screenshot steps write into dir.
+func (p *Page) Walk(ctx context.Context, startURL string, steps []Step, dir string) ([]Outcome, error) {
+	if _, err := p.Navigate(ctx, startURL); err != nil {
+		return nil, err
+	}
+	_ = p.Wait(ctx, WaitNetworkQuiet, 10*time.Second)
+	var outs []Outcome
+	for i, s := range steps {
+		out, err := p.Run(ctx, s, dir)
+		outs = append(outs, out)
+		if err != nil {
+			return outs, fmt.Errorf("step %d (%s): %w", i+1, s, err)
+		}
+		_ = p.Wait(ctx, WaitNetworkQuiet, 10*time.Second)
+	}
+	return outs, nil
 }
 
 // drain waits for responses still being captured. A request the page

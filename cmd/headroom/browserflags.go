@@ -17,6 +17,7 @@ type browserFlags struct {
 	allow   listFlag
 	timeout time.Duration
 	verbose bool
+	steps   string
 }
 
 func (b *browserFlags) add(fs *flag.FlagSet) {
@@ -25,20 +26,24 @@ func (b *browserFlags) add(fs *flag.FlagSet) {
 	fs.Var(&b.allow, "allow", "allow only this `domain` (and its subdomains); repeat for more; default: any")
 	fs.DurationVar(&b.timeout, "load-timeout", 30*time.Second, "give up on a page that has not loaded within this `duration`")
 	fs.BoolVar(&b.verbose, "v", false, "log blocked requests and Chrome's own output to stderr")
+	fs.StringVar(&b.steps, "steps", "", "YAML `file` of steps to take after the page loads (click, type, select, ...)")
 }
 
-// check reports a flag value the browser would refuse.
-func (b *browserFlags) check() error {
+// load checks the flags and reads the steps file; an error is bad usage.
+func (b *browserFlags) load() ([]browser.Step, error) {
 	for _, d := range b.allow {
 		for _, p := range strings.Split(d, ",") {
 			if p = strings.TrimSpace(p); p != "" {
 				if err := browser.CheckDomain(p); err != nil {
-					return fmt.Errorf("--allow: %w", err)
+					return nil, fmt.Errorf("--allow: %w", err)
 				}
 			}
 		}
 	}
-	return nil
+	if b.steps == "" {
+		return nil, nil
+	}
+	return browser.LoadSteps(b.steps)
 }
 
 func (b *browserFlags) options(stderr io.Writer) browser.Options {

@@ -15,7 +15,6 @@ func runObserve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	fs := newFlagSet("observe", "[URL]", stderr)
 	harFile := fs.String("har", "", "replay the page from this HAR `file`, offline (URL defaults to its first page)")
 	fuzzy := fs.Bool("fuzzy", false, "with --har, answer a request with no exact match by the recorded URL with the same path and most query parameters in common (logged)")
-	stepsFile := fs.String("steps", "", "YAML `file` of steps to take before observing")
 	maxTokens := fs.Int("max-tokens", 2000, "cap the snapshot at this many `tokens` (estimated as characters/4)")
 	asJSON := fs.Bool("json", false, "print the snapshot as JSON")
 	var bf browserFlags
@@ -24,7 +23,8 @@ func runObserve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if done {
 		return code
 	}
-	if err := bf.check(); err != nil {
+	steps, err := bf.load()
+	if err != nil {
 		fprintf(stderr, "headroom observe: %v\n", err)
 		return exitUsage
 	}
@@ -32,14 +32,6 @@ func runObserve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		fprintf(stderr, "headroom observe: want a URL, or --har FILE\n")
 		fs.Usage()
 		return exitUsage
-	}
-	var steps []browser.Step
-	if *stepsFile != "" {
-		var err error
-		if steps, err = browser.LoadSteps(*stepsFile); err != nil {
-			fprintf(stderr, "headroom observe: %v\n", err)
-			return exitUsage
-		}
 	}
 	o := bf.options(stderr)
 	o.Snapshot.MaxTokens = *maxTokens
@@ -66,7 +58,11 @@ func runObserve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return browserExit(ctx, err)
 	}
 	defer p.Close()
-	snap, err := observeAfter(ctx, p, start, steps)
+	_, err = p.Walk(ctx, start, steps, ".")
+	var snap *browser.Snapshot
+	if err == nil {
+		snap, err = p.Observe(ctx)
+	}
 	if err != nil {
 		fprintf(stderr, "headroom observe: %v\n", err)
 		return browserExit(ctx, err)
@@ -98,18 +94,4 @@ func runObserve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return exitFailed // a miss is a replay that is not what was recorded
 	}
 	return exitOK
-}
-
-func observeAfter(ctx context.Context, p *browser.Page, start string, steps []browser.Step) (*browser.Snapshot, error) {
-	if _, err := p.Navigate(ctx, start); err != nil {
-		return nil, err
-	}
-	_ = p.Wait(ctx, browser.WaitNetworkQuiet, 0)
-	for _, s := range steps {
-		if _, err := p.Run(ctx, s, "."); err != nil {
-			return nil, err
-		}
-		_ = p.Wait(ctx, browser.WaitNetworkQuiet, 0)
-	}
-	return p.Observe(ctx)
 }

@@ -17,7 +17,6 @@ import (
 func runRecord(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("record", "URL", stderr)
 	out := fs.String("out", "", "HAR `file` to write (required)")
-	stepsFile := fs.String("steps", "", "YAML `file` of steps to take after the page loads (click, type, select, ...)")
 	var keep, redact listFlag
 	fs.Var(&keep, "keep-header", "record this `header` as it is, though it is redacted by default; repeat for more")
 	fs.Var(&redact, "redact-header", "redact this `header` too; repeat for more")
@@ -29,7 +28,8 @@ func runRecord(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if done {
 		return code
 	}
-	if err := bf.check(); err != nil {
+	steps, err := bf.load()
+	if err != nil {
 		fprintf(stderr, "headroom record: %v\n", err)
 		return exitUsage
 	}
@@ -42,14 +42,6 @@ func runRecord(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if u, err := url.Parse(start); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		fprintf(stderr, "headroom record: %q is not an http(s) URL\n", start)
 		return exitUsage
-	}
-	var steps []browser.Step
-	if *stepsFile != "" {
-		var err error
-		if steps, err = browser.LoadSteps(*stepsFile); err != nil {
-			fprintf(stderr, "headroom record: %v\n", err)
-			return exitUsage
-		}
 	}
 	if *shots != "" {
 		if err := os.MkdirAll(*shots, 0o755); err != nil {
