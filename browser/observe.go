@@ -166,6 +166,7 @@ type docView struct {
 	inputValue map[int]string
 	textValue  map[int]string
 	checked    map[int]bool
+	selected   map[int]bool // options
 	clickable  map[int]bool
 	contentDoc map[int]int
 	url        *url.URL
@@ -210,6 +211,7 @@ func (w *walker) document(di, frame int, offset [2]float64) {
 		inputValue: rareStrings(w, n.InputValue),
 		textValue:  rareStrings(w, n.TextValue),
 		checked:    rareBools(n.InputChecked),
+		selected:   rareBools(n.OptionSelected),
 		clickable:  rareBools(n.IsClickable),
 		contentDoc: map[int]int{},
 	}
@@ -485,7 +487,7 @@ func (w *walker) options(v *docView, i int, out *[]string, selected *string) {
 				label = strings.Join(strings.Fields(b.String()), " ")
 			}
 			*out = append(*out, label)
-			if rareBools(n.OptionSelected)[c] {
+			if v.selected[c] {
 				*selected = label
 			}
 		}
