@@ -53,14 +53,13 @@ const domHashJS = `(() => {
     for (let c = n.firstChild; c; c = c.nextSibling) walk(c);
   };
   walk(document);
-  return {url: location.href, dom: (h >>> 0).toString(16), scroll: Math.round(scrollX) + ',' + Math.round(scrollY), ready: document.readyState};
+  return {url: location.href, dom: (h >>> 0).toString(16), scroll: Math.round(scrollX) + ',' + Math.round(scrollY)};
 })()`
 
 type pageState struct {
 	URL    string `json:"url"`
 	DOM    string `json:"dom"`
 	Scroll string `json:"scroll"`
-	Ready  string `json:"ready"`
 }
 
 func (p *Page) state(ctx context.Context) pageState {

@@ -3,6 +3,8 @@ package browser
 import (
 	"context"
 	"time"
+
+	"github.com/chromedp/chromedp"
 )
 
 // WaitFor is a condition a page can be waited on.
@@ -43,13 +45,20 @@ func (p *Page) Wait(ctx context.Context, what WaitFor, timeout time.Duration) er
 func (p *Page) waitLoad(ctx context.Context, limit time.Duration) bool {
 	deadline := time.Now().Add(limit)
 	for {
-		if !p.net.isLoading() && p.state(ctx).Ready == "complete" {
+		if !p.net.isLoading() && readyState(ctx) == "complete" {
 			return true
 		}
 		if time.Now().After(deadline) || !sleep(ctx, 25*time.Millisecond) {
 			return false
 		}
 	}
+}
+
+// readyState is the document's readyState, without hashing the page as
+// state does; empty mid-navigation.
+func readyState(ctx context.Context) string {
+	s, _ := chromedp.Run(ctx, chromedp.Evaluate[string]("document.readyState"))
+	return s
 }
 
 // waitQuiet waits until no request has been open for quiet.
