@@ -82,11 +82,11 @@ Reply with 1 to %d steps in the order the agent should take them. Each step is o
 			MaxTokens: clickPickCap,
 			Priority:  Interactive,
 			System: fmt.Sprintf(`You choose a browser agent's next action toward a goal.
-The user message is JSON: the goal, the plan and the current step (counted from 0), the page (url, title, its interactive elements by index, and its visible text) and the last actions taken.
+The user message is JSON: the goal, the plan and the current step (counted from 0), the page (url, title, its interactive elements by index, and its visible text), notes on older steps and the last steps taken, each written as: action [index] "text" on the element → what happened.
 Reply with one action:
 - click: index is the element to click.
-- type: index is the input, text is what to type into it.
-- select: index is the drop-down, text is the option to choose.
+- type: index is the input, text is what to type into it; submit is true to press Enter after it (a search box), false otherwise.
+- select: index is the drop-down, text is one of its options.
 - scroll: text is "up" or "down"; or index is an element to bring into view, with text empty.
 - navigate: text is the full URL to open.
 - done: the goal is met, or cannot be met on this site; reason says which.
@@ -104,6 +104,10 @@ Use only indexes listed in the page's elements; index is -1 when the action has 
 				"text": map[string]any{
 					"type":        "string",
 					"description": fmt.Sprintf("what to type, the option to select, the URL to open, or up/down to scroll; at most %d characters; empty when not needed", maxPickTextChars),
+				},
+				"submit": map[string]any{
+					"type":        "boolean",
+					"description": "type only: press Enter after typing, as a search box wants; false otherwise",
 				},
 				"reason": map[string]any{
 					"type":        "string",
@@ -182,28 +186,31 @@ func validatePlan(p Plan) error {
 var actions = []string{ActClick, ActType, ActSelect, ActScroll, ActNavigate, ActDone}
 
 func validateAction(a Action) error {
-	if !slices.Contains(actions, a.Action) {
-		return fmt.Errorf("action %q is not one of %s", a.Action, strings.Join(actions, ", "))
+	if !slices.Contains(actions, a.Kind) {
+		return fmt.Errorf("action %q is not one of %s", a.Kind, strings.Join(actions, ", "))
 	}
 	if a.Index < -1 {
 		return fmt.Errorf("index %d is not an element: use an index from the page's elements, or -1 for none", a.Index)
 	}
-	switch a.Action {
+	switch a.Kind {
 	case ActClick, ActType, ActSelect:
 		if a.Index < 0 {
-			return fmt.Errorf("%s needs the index of an element from the page's elements", a.Action)
+			return fmt.Errorf("%s needs the index of an element from the page's elements", a.Kind)
 		}
 	case ActScroll:
 		if a.Text != "up" && a.Text != "down" && !(a.Text == "" && a.Index >= 0) {
 			return fmt.Errorf(`scroll needs text "up" or "down", or the index of an element to scroll to with empty text; got text %q and index %d`, a.Text, a.Index)
 		}
 	}
-	switch a.Action {
+	switch a.Kind {
 	case ActType, ActSelect, ActNavigate:
 		if strings.TrimSpace(a.Text) == "" {
-			what := map[string]string{ActType: "what to type", ActSelect: "the option to select", ActNavigate: "the URL to open"}[a.Action]
-			return fmt.Errorf("%s needs text: %s", a.Action, what)
+			what := map[string]string{ActType: "what to type", ActSelect: "the option to select", ActNavigate: "the URL to open"}[a.Kind]
+			return fmt.Errorf("%s needs text: %s", a.Kind, what)
 		}
+	}
+	if a.Submit && a.Kind != ActType {
+		return fmt.Errorf("submit belongs to type; set it false for %s", a.Kind)
 	}
 	if err := limit("text", a.Text, maxPickTextChars); err != nil {
 		return err

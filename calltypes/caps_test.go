@@ -90,9 +90,9 @@ func longestAnswer(name string) string {
 	case ClickPick:
 		reason := english(maxPickReason)
 		candidates := []Action{
-			{Action: ActNavigate, Index: -1, Text: longURL[:min(len(longURL), maxPickTextChars)], Reason: reason},
-			{Action: ActType, Index: 1234, Text: english(maxPickTextChars), Reason: reason},
-			{Action: ActSelect, Index: 1234, Text: english(maxPickTextChars), Reason: reason},
+			{Kind: ActNavigate, Index: -1, Text: longURL[:min(len(longURL), maxPickTextChars)], Reason: reason},
+			{Kind: ActType, Index: 1234, Text: english(maxPickTextChars), Submit: true, Reason: reason},
+			{Kind: ActSelect, Index: 1234, Text: english(maxPickTextChars), Reason: reason},
 		}
 		best := ""
 		for _, a := range candidates {
@@ -187,7 +187,7 @@ func TestLongestAnswerIsAtTheLimits(t *testing.T) {
 	steps[maxPlanSteps-1] = english(maxStepChars + 1)
 	over := map[string]string{
 		Planning:  marshal(Plan{Steps: steps}),
-		ClickPick: marshal(Action{Action: ActDone, Index: -1, Reason: english(maxPickReason + 1)}),
+		ClickPick: marshal(Action{Kind: ActDone, Index: -1, Reason: english(maxPickReason + 1)}),
 		YesNo:     marshal(Verdict{Reason: english(maxVerdictReason + 1)}),
 		Summarize: marshal(Summary{Answer: english(maxSummaryAnswer + 1)}),
 	}
@@ -199,7 +199,7 @@ func TestLongestAnswerIsAtTheLimits(t *testing.T) {
 		}
 	}
 	pick, _ := r.Lookup(ClickPick)
-	if _, err := pick.Parse(marshal(Action{Action: ActType, Index: 1, Text: english(maxPickTextChars + 1)})); err == nil {
+	if _, err := pick.Parse(marshal(Action{Kind: ActType, Index: 1, Text: english(maxPickTextChars + 1)})); err == nil {
 		t.Errorf("click-pick: text over %d characters accepted", maxPickTextChars)
 	}
 	plan, _ := r.Lookup(Planning)

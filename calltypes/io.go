@@ -4,33 +4,41 @@ package calltypes
 // its input as JSON; its answer is JSON that the type's schema describes
 // and its parser turns into the answer type.
 
-// Page is what a call sees of the page: the browser's snapshot, compact.
+// Page is what a call sees of the page: the browser's snapshot, compact and
+// within a token cap.
 type Page struct {
 	URL      string    `json:"url"`
 	Title    string    `json:"title"`
 	Elements []Element `json:"elements,omitempty"`
-	// Text is the page's readable text, possibly cut to a size.
+	// Text is the page's readable text, cut to fit the cap.
 	Text string `json:"text,omitempty"`
+	// Cut says what was left out to fit the cap; empty when nothing was.
+	Cut string `json:"cut,omitempty"`
 }
 
 // Element is one interactive element, by the index the browser gave it.
 type Element struct {
-	Index       int    `json:"index"`
-	Role        string `json:"role,omitempty"`
-	Name        string `json:"name,omitempty"`
-	Tag         string `json:"tag,omitempty"`
-	Type        string `json:"type,omitempty"`
-	Placeholder string `json:"placeholder,omitempty"`
-	Href        string `json:"href,omitempty"`
-	Value       string `json:"value,omitempty"`
-	Disabled    bool   `json:"disabled,omitempty"`
-	Offscreen   bool   `json:"offscreen,omitempty"`
+	Index       int      `json:"index"`
+	Role        string   `json:"role,omitempty"`
+	Name        string   `json:"name,omitempty"`
+	Tag         string   `json:"tag,omitempty"`
+	Type        string   `json:"type,omitempty"`
+	Placeholder string   `json:"placeholder,omitempty"`
+	Href        string   `json:"href,omitempty"`
+	Value       string   `json:"value,omitempty"`
+	Options     []string `json:"options,omitempty"` // a drop-down's choices, for select
+	Checked     bool     `json:"checked,omitempty"`
+	Disabled    bool     `json:"disabled,omitempty"`
+	Hidden      bool     `json:"hidden,omitempty"`    // no box a person can see
+	Offscreen   bool     `json:"offscreen,omitempty"` // scroll to reach it
 }
 
 // PlanInput asks for a short plan for a goal.
 type PlanInput struct {
 	Goal string `json:"goal"`
 	Page Page   `json:"page"`
+	// History is what was tried so far, when the agent plans again.
+	History []Taken `json:"history,omitempty"`
 }
 
 // Plan is a numbered plan: a few short steps.
@@ -44,32 +52,10 @@ type PickInput struct {
 	Plan []string `json:"plan,omitempty"`
 	Step int      `json:"step"` // position in the plan, from 0
 	Page Page     `json:"page"`
-	// History is the last few actions taken, newest last.
-	History []string `json:"history,omitempty"`
-}
-
-// Action kinds.
-const (
-	ActClick    = "click"
-	ActType     = "type"
-	ActSelect   = "select"
-	ActScroll   = "scroll"
-	ActNavigate = "navigate"
-	ActDone     = "done"
-)
-
-// Action is the next thing to do: click an element, type text into it,
-// select an option of it, scroll (up, down, or to it), navigate to a URL,
-// or declare the goal done.
-type Action struct {
-	Action string `json:"action"`
-	// Index is the element acted on (click, type, select, scroll to);
-	// -1 when the action has none.
-	Index int `json:"index"`
-	// Text is what to type, the option to select, the URL to navigate to,
-	// or the scroll direction (up, down).
-	Text   string `json:"text"`
-	Reason string `json:"reason"`
+	// Notes fold the older steps into a few short lines, oldest first.
+	Notes []string `json:"notes,omitempty"`
+	// History is the last few steps taken, newest last.
+	History []Taken `json:"history,omitempty"`
 }
 
 // CheckInput asks a yes/no question about the page: did the last action
@@ -77,7 +63,7 @@ type Action struct {
 type CheckInput struct {
 	Question   string `json:"question"`
 	Goal       string `json:"goal"`
-	LastAction string `json:"last_action,omitempty"`
+	LastAction *Taken `json:"last_action,omitempty"`
 	Page       Page   `json:"page"`
 }
 
