@@ -22,7 +22,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParseConfig$$' -fuzztime $(FUZZTIME) ./llm/azuresim
 	$(GO) test -run '^$$' -fuzz '^FuzzParseDeploymentFlag$$' -fuzztime $(FUZZTIME) ./llm/azuresim
 	$(GO) test -run '^$$' -fuzz '^FuzzChatBody$$' -fuzztime $(FUZZTIME) ./llm/azuresim
-	$(GO) test -run '^$$' -fuzz '^FuzzHeuristic$$' -fuzztime $(FUZZTIME) ./llm/azuresim
+	$(GO) test -run '^$$' -fuzz '^FuzzHeuristic$$' -fuzztime $(FUZZTIME) ./llm/azuresim/heuristic
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./calltypes
 	$(GO) test -run '^$$' -fuzz '^FuzzParseConfig$$' -fuzztime $(FUZZTIME) ./budget
 	$(GO) test -run '^$$' -fuzz '^FuzzParseFeedback$$' -fuzztime $(FUZZTIME) ./budget

@@ -15,6 +15,7 @@ import (
 	"github.com/headroom-agent/headroom/budget"
 	"github.com/headroom-agent/headroom/calltypes"
 	"github.com/headroom-agent/headroom/llm/azuresim"
+	"github.com/headroom-agent/headroom/llm/azuresim/heuristic"
 	"github.com/headroom-agent/headroom/llm/tokens"
 )
 
@@ -78,7 +79,7 @@ var inputs = map[string]any{
 }
 
 func TestEveryBuiltinCarriesItsOwnCapAndN(t *testing.T) {
-	sc := newSimCaller(t, "heuristic", nil)
+	sc := newSimCaller(t, "heuristic", map[string]azuresim.Model{"heuristic": heuristic.Model{}})
 	for _, typ := range calltypes.Default().Types() {
 		rec, err := sc.Call(context.Background(), typ.Name, inputs[typ.Name], CallOptions{})
 		if err != nil {
@@ -194,7 +195,7 @@ func TestInvalidAnswerGetsOneRepair(t *testing.T) {
 }
 
 func TestCassetteRecordsAndReplaysByteIdentically(t *testing.T) {
-	sc := newSimCaller(t, "heuristic", nil)
+	sc := newSimCaller(t, "heuristic", map[string]azuresim.Model{"heuristic": heuristic.Model{}})
 	var first bytes.Buffer
 	sc.Cassette = NewRecorder(&first, sc.Dispatcher.Secrets()...)
 	var want []Record

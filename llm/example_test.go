@@ -9,6 +9,7 @@ import (
 	"github.com/headroom-agent/headroom/calltypes"
 	"github.com/headroom-agent/headroom/llm"
 	"github.com/headroom-agent/headroom/llm/azuresim"
+	"github.com/headroom-agent/headroom/llm/azuresim/heuristic"
 )
 
 // Table is the answer of the extract-table type.
@@ -18,13 +19,13 @@ type Table struct {
 
 // tableModel stands in for a model on extract-table calls, offline; the
 // simulator's heuristic answers the built-ins.
-type tableModel struct{ azuresim.Heuristic }
+type tableModel struct{ heuristic.Model }
 
 func (m tableModel) Reply(r azuresim.Request) string {
 	if strings.Contains(string(r.ResponseFormat), `"extract-table"`) {
 		return `{"rows":[["Trail Runner 4 GTX","89 EUR"],["Speedgoat 5","96 EUR"]]}`
 	}
-	return m.Heuristic.Reply(r)
+	return m.Model.Reply(r)
 }
 
 // Adding a call type: its cap, schema, prompt and priority, registered

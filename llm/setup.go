@@ -10,6 +10,7 @@ import (
 	"github.com/headroom-agent/headroom/budget"
 	"github.com/headroom-agent/headroom/budget/redisstore"
 	"github.com/headroom-agent/headroom/llm/azuresim"
+	"github.com/headroom-agent/headroom/llm/azuresim/heuristic"
 )
 
 // Budget is a router over a config's deployments and the store it counts
@@ -67,7 +68,7 @@ const EmbeddedDeployment = "gpt-4o-mini"
 // heuristic stand-in for a model; the in-memory budget; one process. It
 // needs no network and no key.
 func OpenEmbedded(ctx context.Context) (*Budget, error) {
-	return OpenEmbeddedModel(ctx, azuresim.Heuristic{})
+	return OpenEmbeddedModel(ctx, heuristic.Model{})
 }
 
 // OpenEmbeddedModel is OpenEmbedded with m answering the calls: how a new

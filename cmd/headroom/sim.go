@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/headroom-agent/headroom/llm/azuresim"
+	"github.com/headroom-agent/headroom/llm/azuresim/heuristic"
 )
 
 func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -78,7 +79,7 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fprintf(stderr, "headroom sim: no deployments: give --deployment NAME:TPM[:RPM] or --deployments FILE\n")
 		return exitUsage
 	}
-	sim, err := azuresim.New(cfg, azuresim.Options{APIKeys: keys})
+	sim, err := azuresim.New(cfg, azuresim.Options{APIKeys: keys, Models: map[string]azuresim.Model{"heuristic": heuristic.Model{}}})
 	if err != nil {
 		fprintf(stderr, "headroom sim: %v\n", err)
 		return exitUsage

@@ -80,8 +80,9 @@ type Deployment struct {
 	Type string `yaml:"type"`
 	// Pool names a declared pool explicitly.
 	Pool string `yaml:"pool"`
-	// Reply names the model behaviour: "echo" (default), "fixed", "heuristic"
-	// (an offline, rule-based stand-in), or one registered with Options.Models.
+	// Reply names the model behaviour: "echo" (default), "fixed", or one
+	// registered with Options.Models (headroom sim registers "heuristic",
+	// the offline, rule-based stand-in of package heuristic).
 	Reply string `yaml:"reply"`
 	// OutputTokens is the answer length of the "fixed" behaviour.
 	OutputTokens int `yaml:"output_tokens"`

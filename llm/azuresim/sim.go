@@ -6,8 +6,8 @@
 // load-tested against it without spending quota.
 //
 // It is not a model: replies come from a small Model (echo, fixed length,
-// the heuristic stand-in that answers the built-in call types from their
-// input, or one the caller registers).
+// or one the caller registers, such as the heuristic stand-in of package
+// heuristic that answers the built-in call types from their input).
 package azuresim
 
 import (
@@ -88,7 +88,7 @@ func New(cfg Config, opts Options) (*Sim, error) {
 			s.keys[k] = true
 		}
 	}
-	models := map[string]Model{"echo": Echo{}, "fixed": Fixed{}, "heuristic": Heuristic{}}
+	models := map[string]Model{"echo": Echo{}, "fixed": Fixed{}}
 	for name, m := range opts.Models {
 		models[name] = m
 	}
@@ -117,7 +117,7 @@ func New(cfg Config, opts Options) (*Sim, error) {
 			}
 			name := cmp.Or(dc.Reply, "echo")
 			if d.model = models[name]; d.model == nil {
-				return nil, fmt.Errorf("deployment %q: reply %q is not a known behaviour (echo, fixed, heuristic, or one given in Options.Models)", dc.Name, name)
+				return nil, fmt.Errorf("deployment %q: reply %q is not a known behaviour (echo, fixed, or one given in Options.Models)", dc.Name, name)
 			}
 			for _, a := range dc.Adjustments {
 				from := s.start.Add(a.At)

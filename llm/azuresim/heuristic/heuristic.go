@@ -1,4 +1,6 @@
-package azuresim
+// Package heuristic is an offline stand-in for a model that answers the
+// built-in call types from their input; see Model.
+package heuristic
 
 import (
 	"bytes"
@@ -14,10 +16,11 @@ import (
 	"unicode/utf8"
 
 	"github.com/headroom-agent/headroom/calltypes"
+	"github.com/headroom-agent/headroom/llm/azuresim"
 	"github.com/headroom-agent/headroom/llm/tokens"
 )
 
-// Heuristic is an offline stand-in for a model, for demos and tests that
+// Model is an offline stand-in for a model, for demos and tests that
 // run without Azure. It is not a model and understands nothing: it answers
 // the built-in call types of package calltypes with fixed rules that match
 // the words of the goal against the page in the call's input, so the same
@@ -30,7 +33,7 @@ import (
 // of the type's answer: a cautious one when the input cannot be read, and
 // with its prose shortened when that makes it fit the call's cap, since a
 // cut answer would not parse. Calls of any other type get the last user
-// message back, as from Echo.
+// message back, as from azuresim.Echo.
 //
 // Key words are a text's words of three letters or more, less stop words,
 // lower-cased, with plain plurals folded ("results" is "result").
@@ -60,7 +63,7 @@ import (
 //   - summarize answers with the sentences of the page and notes that
 //     share the most key words with the goal, up to about 400 bytes, or
 //     with the page title when none does.
-type Heuristic struct{}
+type Model struct{}
 
 // The built-in call types' names, as their schemas are named.
 const (
@@ -73,9 +76,9 @@ const (
 // unreadable is the reason given when the input is not the type's input.
 const unreadable = "could not read the page"
 
-// Reply answers r; see Heuristic.
-func (Heuristic) Reply(r Request) string {
-	msg := strings.ToValidUTF8(Echo{}.Reply(r), "\uFFFD")
+// Reply answers r; see Model.
+func (Model) Reply(r azuresim.Request) string {
+	msg := strings.ToValidUTF8(azuresim.Echo{}.Reply(r), "\uFFFD")
 	switch callType(r.ResponseFormat) {
 	case callPlanning:
 		goal := msg
@@ -116,7 +119,7 @@ func (Heuristic) Reply(r Request) string {
 		}
 		return fit(r.MaxTokens, &s, shorten(&s.Answer))
 	default:
-		return Echo{}.Reply(r)
+		return azuresim.Echo{}.Reply(r)
 	}
 }
 
@@ -775,7 +778,7 @@ func repeats(a calltypes.Action, p past) bool {
 
 // Click-pick.
 
-// pick chooses the next action; see Heuristic.
+// pick chooses the next action; see Model.
 func pick(in calltypes.PickInput) calltypes.Action {
 	g := readGoal(in.Goal)
 	stepWords := map[string]bool{}
@@ -942,7 +945,7 @@ func finished(pg calltypes.Page, g goalInfo, acted bool, lastKind string) (strin
 
 // Yes-no.
 
-// check answers a yes/no question; see Heuristic.
+// check answers a yes/no question; see Model.
 func check(in calltypes.CheckInput) calltypes.Verdict {
 	parts := []string{in.Page.Title, in.Page.Text}
 	for _, e := range in.Page.Elements {
@@ -1014,7 +1017,7 @@ func check(in calltypes.CheckInput) calltypes.Verdict {
 // maxSummary is about how long a summary gets, in bytes.
 const maxSummary = 400
 
-// summarize answers with the page's best-matching sentences; see Heuristic.
+// summarize answers with the page's best-matching sentences; see Model.
 func summarize(in calltypes.SummaryInput) calltypes.Summary {
 	g := readGoal(in.Goal)
 	sentences := splitSentences(in.Page.Text)

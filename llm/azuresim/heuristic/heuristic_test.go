@@ -1,14 +1,18 @@
-package azuresim
+package heuristic
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/headroom-agent/headroom/calltypes"
+	"github.com/headroom-agent/headroom/llm/azuresim"
 	"github.com/headroom-agent/headroom/llm/tokens"
 )
 
@@ -112,15 +116,15 @@ func ask(t testing.TB, name string, in any) string {
 		}
 		msg = string(b)
 	}
-	r := Request{
+	r := azuresim.Request{
 		Deployment: "agent", ResponseFormat: schemaFormat(name), MaxTokens: 4096,
 		Messages: []tokens.Message{
 			{Role: "system", Content: "Answer with JSON only."},
 			{Role: "user", Content: msg},
 		},
 	}
-	out := Heuristic{}.Reply(r)
-	if again := (Heuristic{}).Reply(r); again != out {
+	out := Model{}.Reply(r)
+	if again := (Model{}).Reply(r); again != out {
 		t.Fatalf("%s: two answers to one call:\n%s\n%s", name, out, again)
 	}
 	return out
@@ -483,8 +487,8 @@ func TestHeuristicWrappedInput(t *testing.T) {
 // Calls of other types, or without a schema, are echoed.
 func TestHeuristicOtherCallsEcho(t *testing.T) {
 	for _, format := range []string{"", `{"type":"json_object"}`, `{"type":"json_schema","json_schema":{"name":"extract-table"}}`, `"text"`} {
-		r := Request{ResponseFormat: json.RawMessage(format), Messages: []tokens.Message{{Role: "user", Content: "click #37"}}}
-		if got := (Heuristic{}).Reply(r); got != "click #37" {
+		r := azuresim.Request{ResponseFormat: json.RawMessage(format), Messages: []tokens.Message{{Role: "user", Content: "click #37"}}}
+		if got := (Model{}).Reply(r); got != "click #37" {
 			t.Errorf("format %s: got %q", format, got)
 		}
 	}
@@ -493,7 +497,7 @@ func TestHeuristicOtherCallsEcho(t *testing.T) {
 // The Responses API names the schema at the top of its text format.
 func TestHeuristicResponsesFormat(t *testing.T) {
 	in, _ := json.Marshal(calltypes.CheckInput{Question: `Is "Red Widget" listed?`, Page: resultsPage})
-	out := Heuristic{}.Reply(Request{ResponseFormat: json.RawMessage(`{"type":"json_schema","name":"yes-no","strict":true}`),
+	out := Model{}.Reply(azuresim.Request{ResponseFormat: json.RawMessage(`{"type":"json_schema","name":"yes-no","strict":true}`),
 		Messages: []tokens.Message{{Role: "user", Content: string(in)}}})
 	if v := validate(t, callYesNo, out).(calltypes.Verdict); !v.Answer {
 		t.Errorf("got %s", out)
@@ -515,7 +519,7 @@ func TestHeuristicFitsTheCap(t *testing.T) {
 		{callSummarize, in2, 10},
 		{callPlanning, in3, 20},
 	} {
-		out := Heuristic{}.Reply(Request{ResponseFormat: schemaFormat(tc.name), MaxTokens: tc.cap,
+		out := Model{}.Reply(azuresim.Request{ResponseFormat: schemaFormat(tc.name), MaxTokens: tc.cap,
 			Messages: []tokens.Message{{Role: "user", Content: string(tc.msg)}}})
 		validate(t, tc.name, out)
 		if n := tokens.Count(out); n > int(tc.cap) {
@@ -524,27 +528,46 @@ func TestHeuristicFitsTheCap(t *testing.T) {
 	}
 }
 
-// A deployment set to reply "heuristic" answers a click-pick call over HTTP.
+// A deployment set to reply "heuristic", with the model registered under
+// that name, answers a click-pick call over HTTP.
 func TestHeuristicOverHTTP(t *testing.T) {
-	_, url := serve(t, Config{Deployments: []Deployment{{Name: "agent", Model: "gpt-4o", TPM: 1_000_000, Reply: "heuristic"}}}, Options{})
+	sim, err := azuresim.New(azuresim.Config{Deployments: []azuresim.Deployment{{Name: "agent", Model: "gpt-4o", TPM: 1_000_000, Reply: "heuristic"}}},
+		azuresim.Options{Models: map[string]azuresim.Model{"heuristic": Model{}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(sim.Handler())
+	t.Cleanup(ts.Close)
 	in, _ := json.Marshal(calltypes.PickInput{Goal: searchGoal, Page: resultsPage, History: []string{`type 2 "blue widget"`, "click 3"}})
-	body := map[string]any{
+	body, _ := json.Marshal(map[string]any{
 		"messages": []map[string]string{
 			{"role": "system", "content": "Pick the next action. Answer with JSON."},
 			{"role": "user", "content": string(in)},
 		},
 		"max_tokens":      120,
 		"response_format": schemaFormat(callClickPick),
+	})
+	req, _ := http.NewRequest(http.MethodPost, ts.URL+"/openai/deployments/agent/chat/completions?api-version=2024-10-21", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("api-key", "test-key")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
 	}
-	r := post(t, chatURL(url, "agent"), body)
-	if r.status != 200 {
-		t.Fatalf("status %d: %v", r.status, r.body)
+	defer resp.Body.Close()
+	var r struct {
+		Choices []struct {
+			Message      struct{ Content string }
+			FinishReason string `json:"finish_reason"`
+		}
 	}
-	choice := r.body["choices"].([]any)[0].(map[string]any)
-	content := choice["message"].(map[string]any)["content"].(string)
+	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil || resp.StatusCode != 200 || len(r.Choices) != 1 {
+		t.Fatalf("status %d, %v: %+v", resp.StatusCode, err, r)
+	}
+	content := r.Choices[0].Message.Content
 	a := validate(t, callClickPick, content).(calltypes.Action)
-	if a.Action != "click" || a.Index != 4 || choice["finish_reason"] != "stop" {
-		t.Errorf("answer %s, finish %v", content, choice["finish_reason"])
+	if a.Action != "click" || a.Index != 4 || r.Choices[0].FinishReason != "stop" {
+		t.Errorf("answer %s, finish %v", content, r.Choices[0].FinishReason)
 	}
 }
 
@@ -568,7 +591,7 @@ func FuzzHeuristic(f *testing.F) {
 	names := []string{callPlanning, callClickPick, callYesNo, callSummarize}
 	f.Fuzz(func(t *testing.T, msg string, kind uint8, limit uint16) {
 		name := names[int(kind)%len(names)]
-		out := Heuristic{}.Reply(Request{
+		out := Model{}.Reply(azuresim.Request{
 			ResponseFormat: schemaFormat(name), MaxTokens: int64(limit),
 			Messages: []tokens.Message{{Role: "user", Content: msg}},
 		})
