@@ -7,7 +7,6 @@ import (
 	"net/url"
 	"os"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -33,54 +32,14 @@ type Config struct {
 	Window time.Duration `yaml:"window"`
 	// InteractiveFloor is the share of each deployment kept for interactive
 	// calls, so a batch job cannot starve a person waiting. In [0, 1);
-	// 0 means the default 0.10 in code, while the file can write 0 to turn
-	// the floor off.
-	InteractiveFloor float64 `yaml:"interactive_floor"`
+	// nil means DefaultInteractiveFloor, new(0.0) none.
+	InteractiveFloor *float64 `yaml:"interactive_floor"`
 	// AffinityThreshold keeps a session on its last deployment (prompt
 	// cache, stored Responses items) while that deployment's headroom
-	// fraction is at least this. In [0, 1]; 0 means the default 0.2 in
-	// code, while the file can write 0 to always keep affinity.
-	AffinityThreshold float64      `yaml:"affinity_threshold"`
+	// fraction is at least this. In [0, 1]; nil means
+	// DefaultAffinityThreshold, new(0.0) always keeps affinity.
+	AffinityThreshold *float64     `yaml:"affinity_threshold"`
 	Deployments       []Deployment `yaml:"deployments"`
-	// CallTypes overrides call types' caps by name. The budget does not
-	// know which types exist (users register their own): ApplyCallTypes
-	// hands each override to whoever does, and reports its errors at the
-	// override's line.
-	CallTypes map[string]CallTypeCaps `yaml:"calltypes"`
-
-	// Set when the file wrote 0 explicitly, so a later Validate keeps it.
-	floorSet, affinitySet bool
-	doc                   *yamlconf.Doc // the file's, for errors found later
-}
-
-// CallTypeCaps is one call type's override in the config file; zero
-// fields keep the type's own value.
-type CallTypeCaps struct {
-	MaxTokens   int64    `yaml:"max_tokens"`
-	N           int64    `yaml:"n"`
-	AllowN      bool     `yaml:"allow_n"` // the explicit opt-in to n > 1
-	Temperature *float64 `yaml:"temperature"`
-	Priority    string   `yaml:"priority"` // interactive or background
-}
-
-// ApplyCallTypes calls apply for every override, in name order, and turns
-// its error into one that names the file, line and field.
-func (c *Config) ApplyCallTypes(apply func(name string, caps CallTypeCaps) error) error {
-	names := make([]string, 0, len(c.CallTypes))
-	for n := range c.CallTypes {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		if err := apply(n, c.CallTypes[n]); err != nil {
-			field := "calltypes." + n
-			if c.doc != nil {
-				return c.doc.Errorf(field, "%v", err)
-			}
-			return fmt.Errorf("%s: %w", field, err)
-		}
-	}
-	return nil
 }
 
 // Defaults filled in by Validate.
@@ -190,26 +149,34 @@ func LoadConfig(file string) (*Config, []Warning, error) {
 	return ParseConfig(file, data)
 }
 
-// ParseConfig decodes and checks a config held in memory; file is only
-// used in messages.
+// ParseConfig decodes and checks a config held in memory that holds the
+// budget's fields alone; file is only used in messages. A file with more
+// than the budget in it is read by package config, which checks the
+// budget's part with CheckFile.
 func ParseConfig(file string, data []byte) (*Config, []Warning, error) {
 	var c Config
 	doc, err := yamlconf.Decode(file, data, &c)
 	if err != nil {
 		return nil, nil, err
 	}
-	// Only the file can say "0, not the default" for these two.
-	c.floorSet = doc.Line("interactive_floor") > 0
-	c.affinitySet = doc.Line("affinity_threshold") > 0
-	c.doc = doc
-	warn := func(field, format string, args ...any) Warning {
-		return Warning{File: file, Line: doc.Line(field), Field: field, Msg: fmt.Sprintf(format, args...)}
-	}
-	ws, err := c.check(doc.Errorf, warn)
+	ws, err := c.CheckFile(file, doc.Line)
 	if err != nil {
 		return nil, nil, err
 	}
 	return &c, ws, nil
+}
+
+// CheckFile is Validate for a config decoded from file, where line gives
+// the line a field (such as deployments[1].tpm) is written on: errors and
+// warnings read file:line: field: what is wrong.
+func (c *Config) CheckFile(file string, line func(field string) int) ([]Warning, error) {
+	bad := func(field, format string, args ...any) error {
+		return &yamlconf.Error{File: file, Line: line(field), Field: field, Msg: fmt.Sprintf(format, args...)}
+	}
+	warn := func(field, format string, args ...any) Warning {
+		return Warning{File: file, Line: line(field), Field: field, Msg: fmt.Sprintf(format, args...)}
+	}
+	return c.check(bad, warn)
 }
 
 // Validate checks a Config built in code and fills its defaults in place.
@@ -291,17 +258,17 @@ func (c *Config) check(bad errorf, warn warnf) ([]Warning, error) {
 	case c.Window < MinWindow:
 		return nil, bad("window", "%v is too short: the 1 s request window would be under a millisecond (use at least %v, or leave it out for %v)", c.Window, MinWindow, DefaultWindow)
 	}
-	if c.InteractiveFloor == 0 && !c.floorSet {
-		c.InteractiveFloor = DefaultInteractiveFloor
+	if c.InteractiveFloor == nil {
+		c.InteractiveFloor = new(DefaultInteractiveFloor)
 	}
-	if !(c.InteractiveFloor >= 0 && c.InteractiveFloor < 1) {
-		return nil, bad("interactive_floor", "%v is not a share: use a number from 0 up to, not including, 1 (default %v)", c.InteractiveFloor, DefaultInteractiveFloor)
+	if f := *c.InteractiveFloor; !(f >= 0 && f < 1) {
+		return nil, bad("interactive_floor", "%v is not a share: use a number from 0 up to, not including, 1 (default %v)", f, DefaultInteractiveFloor)
 	}
-	if c.AffinityThreshold == 0 && !c.affinitySet {
-		c.AffinityThreshold = DefaultAffinityThreshold
+	if c.AffinityThreshold == nil {
+		c.AffinityThreshold = new(DefaultAffinityThreshold)
 	}
-	if !(c.AffinityThreshold >= 0 && c.AffinityThreshold <= 1) {
-		return nil, bad("affinity_threshold", "%v is not a headroom fraction: use a number from 0 to 1 (default %v)", c.AffinityThreshold, DefaultAffinityThreshold)
+	if a := *c.AffinityThreshold; !(a >= 0 && a <= 1) {
+		return nil, bad("affinity_threshold", "%v is not a headroom fraction: use a number from 0 to 1 (default %v)", a, DefaultAffinityThreshold)
 	}
 	if c.Redis != "" {
 		w, err := checkRedis(c.Redis, bad, warn)
@@ -435,7 +402,7 @@ func checkEndpoint(s, f string, bad errorf) error {
 	switch u.Scheme {
 	case "https":
 	case "http":
-		if !loopback(u.Hostname()) {
+		if !Loopback(u.Hostname()) {
 			return bad(f, "plain http is allowed only on loopback hosts (the simulator): use https")
 		}
 	default:
@@ -444,7 +411,9 @@ func checkEndpoint(s, f string, bad errorf) error {
 	return nil
 }
 
-func loopback(host string) bool {
+// Loopback reports a host name or address on this machine: the only place
+// an endpoint may be plain http (the simulator).
+func Loopback(host string) bool {
 	if strings.EqualFold(host, "localhost") {
 		return true
 	}

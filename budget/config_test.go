@@ -64,7 +64,7 @@ func TestParseConfigFull(t *testing.T) {
 		t.Errorf("warnings %v, want none", ws)
 	}
 	if c.Redis != "redis://10.0.0.5:6379/2" || c.Margin != 0.9 || c.Refund != budget.Refund ||
-		c.Window != 6*time.Second || c.InteractiveFloor != 0.25 || c.AffinityThreshold != 0.5 {
+		c.Window != 6*time.Second || *c.InteractiveFloor != 0.25 || *c.AffinityThreshold != 0.5 {
 		t.Errorf("top level = %+v", c)
 	}
 	if len(c.Deployments) != 3 {
@@ -116,7 +116,7 @@ func TestParseConfigDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	if c.Redis != "" || c.Margin != budget.DefaultMargin || c.Refund != budget.Hold || c.Window != budget.DefaultWindow ||
-		c.InteractiveFloor != 0.10 || c.AffinityThreshold != 0.2 {
+		*c.InteractiveFloor != 0.10 || *c.AffinityThreshold != 0.2 {
 		t.Errorf("defaults = %+v", c)
 	}
 	d := c.Deployments[0]
@@ -131,11 +131,11 @@ func TestParseConfigExplicitZeroKept(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.InteractiveFloor != 0 || c.AffinityThreshold != 0 {
-		t.Errorf("explicit zeros became %v, %v", c.InteractiveFloor, c.AffinityThreshold)
+	if *c.InteractiveFloor != 0 || *c.AffinityThreshold != 0 {
+		t.Errorf("explicit zeros became %v, %v", *c.InteractiveFloor, *c.AffinityThreshold)
 	}
-	if _, err := c.Validate(); err != nil || c.InteractiveFloor != 0 || c.AffinityThreshold != 0 {
-		t.Errorf("Validate again: %v; floor %v, threshold %v", err, c.InteractiveFloor, c.AffinityThreshold)
+	if _, err := c.Validate(); err != nil || *c.InteractiveFloor != 0 || *c.AffinityThreshold != 0 {
+		t.Errorf("Validate again: %v; floor %v, threshold %v", err, *c.InteractiveFloor, *c.AffinityThreshold)
 	}
 }
 

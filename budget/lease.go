@@ -169,7 +169,7 @@ func (r *Router) Do(ctx context.Context, c Call, send func(context.Context, *Lea
 	var last Outcome
 	var lastLease *Lease
 	var cause Cause
-	attempts, made := len(routes)+r.opts.ExtraWaits, 0
+	attempts, made := len(routes)+*r.opts.ExtraWaits, 0
 	for a := 0; a < attempts; a++ {
 		exclude := tried
 		if len(tried) >= len(routes) {

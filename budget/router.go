@@ -69,12 +69,15 @@ type RouterOptions struct {
 	RequestJitter time.Duration
 	// ExtraWaits is how many more attempts a call may make, waiting for a
 	// deployment it already tried, once every deployment of its pool has
-	// failed it (default 2; negative for none): waiting out a Retry-After
-	// is cheaper than failing the work.
-	ExtraWaits int
+	// failed it: waiting out a Retry-After is cheaper than failing the
+	// work. nil means DefaultExtraWaits; new(0) none.
+	ExtraWaits *int
 	// Rand picks between the best two; default a random source.
 	Rand *rand.Rand
 }
+
+// DefaultExtraWaits is RouterOptions.ExtraWaits when it is nil.
+const DefaultExtraWaits = 2
 
 // Router places calls on the deployment with the most headroom left.
 type Router struct {
@@ -101,8 +104,8 @@ type route struct {
 // NewRouter routes over cfg's deployments, counting in store. cfg must have
 // been validated.
 func NewRouter(store Store, cfg *Config, opts RouterOptions) (*Router, error) {
-	if store == nil || cfg == nil || len(cfg.Deployments) == 0 {
-		return nil, errors.New("budget: a router needs a store and a validated config with deployments")
+	if store == nil || cfg == nil || len(cfg.Deployments) == 0 || cfg.InteractiveFloor == nil || cfg.AffinityThreshold == nil {
+		return nil, errors.New("budget: a router needs a store and a validated config with deployments (call Validate)")
 	}
 	if opts.RequestSlack == 0 {
 		opts.RequestSlack = 0.01
@@ -113,11 +116,11 @@ func NewRouter(store Store, cfg *Config, opts RouterOptions) (*Router, error) {
 	case opts.RequestJitter < 0:
 		opts.RequestJitter = 0
 	}
-	switch {
-	case opts.ExtraWaits == 0:
-		opts.ExtraWaits = 2
-	case opts.ExtraWaits < 0:
-		opts.ExtraWaits = 0
+	if opts.ExtraWaits == nil {
+		opts.ExtraWaits = new(DefaultExtraWaits)
+	}
+	if *opts.ExtraWaits < 0 {
+		return nil, fmt.Errorf("budget: RouterOptions.ExtraWaits is %d: use 0 or more (nil for the default, %d)", *opts.ExtraWaits, DefaultExtraWaits)
 	}
 	r := &Router{store: store, cfg: cfg, opts: opts, pools: map[string][]*route{}, Metrics: newMetrics(),
 		sessions: map[string]*route{}, queues: map[string]*[2]queue{}}
@@ -130,7 +133,7 @@ func NewRouter(store Store, cfg *Config, opts RouterOptions) (*Router, error) {
 			lim := d.Limits(cfg.Margin)
 			lim.Spacing = lim.RequestSpacing(store.Window(), opts.RequestSlack, opts.RequestJitter)
 			bg := lim
-			bg.Margin = cmp.Or(cfg.Margin, DefaultMargin) * (1 - cfg.InteractiveFloor)
+			bg.Margin = cmp.Or(cfg.Margin, DefaultMargin) * (1 - *cfg.InteractiveFloor)
 			r.pools[name] = append(r.pools[name], &route{d: d, lim: lim, background: bg, br: &breaker{}})
 		}
 		r.queues[name] = &[2]queue{}
@@ -361,7 +364,7 @@ func (r *Router) order(c Call, cands []candidate) (_ []candidate, sticky bool) {
 	if c.Session != "" {
 		if last := r.sessions[c.Session]; last != nil {
 			for i, cd := range cands {
-				if cd.rt == last && cd.frac >= r.cfg.AffinityThreshold {
+				if cd.rt == last && cd.frac >= *r.cfg.AffinityThreshold {
 					copy(cands[1:i+1], cands[:i])
 					cands[0] = cd
 					return cands, true

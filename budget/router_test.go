@@ -245,7 +245,7 @@ func TestDoMovesOnA429AndNeverRetriesA400(t *testing.T) {
 
 func TestServerErrorsTripTheBreakerAndAProbeClosesIt(t *testing.T) {
 	store := memStore()
-	r, err := budget.NewRouter(store, config(t, "", "a:100000", "b:100000"), budget.RouterOptions{ExtraWaits: -1, RequestJitter: -1})
+	r, err := budget.NewRouter(store, config(t, "", "a:100000", "b:100000"), budget.RouterOptions{ExtraWaits: new(0), RequestJitter: -1})
 	if err != nil {
 		t.Fatal(err)
 	}

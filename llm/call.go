@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"time"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/shared"
@@ -27,21 +26,42 @@ const (
 	RetryTruncated
 )
 
-// Caller makes typed model calls: a call type and its input become a chat
+// Caller makes model calls: a call type and its input become a chat
 // request with the type's cap, n and schema, placed through the budget,
 // and the answer is parsed into the type's value. Never does a truncated
-// or invalid answer reach the caller as if it were good.
+// or invalid answer reach the caller as if it were good. Open builds one
+// from a config; Close releases what Open started.
 type Caller struct {
 	Types      *calltypes.Registry
 	Dispatcher *Dispatcher // nil when replaying a cassette
 	Truncation Truncation
 	// Cassette records every exchange, or answers from a recording.
 	Cassette *Cassette
-	// MaxTokensLimit bounds a truncation retry's cap (default 16,384).
-	MaxTokensLimit int64
 
-	mu    sync.Mutex
-	stats map[string]*TypeStats
+	mu     sync.Mutex
+	stats  map[string]*TypeStats
+	closed []func() error // what Open started, last first
+}
+
+// Close releases what Open started for the caller: the budget store, the
+// cassette's file. A Caller built by hand has nothing to close.
+func (c *Caller) Close() error {
+	c.mu.Lock()
+	fs := c.closed
+	c.closed = nil
+	c.mu.Unlock()
+	var errs []error
+	for i := len(fs) - 1; i >= 0; i-- {
+		errs = append(errs, fs[i]())
+	}
+	return errors.Join(errs...)
+}
+
+// onClose adds f to what Close runs.
+func (c *Caller) onClose(f func() error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.closed = append(c.closed, f)
 }
 
 // TypeStats counts what happened to one type's calls.
@@ -50,18 +70,6 @@ type TypeStats struct {
 	Truncated int64 `json:"truncated"` // answers cut at the cap: the cap is too tight
 	Repaired  int64 `json:"repaired"`  // invalid answers fixed by one repair request
 	Invalid   int64 `json:"invalid"`   // answers still invalid after it
-}
-
-// Record is what one call did, as `headroom call` prints it.
-type Record struct {
-	Type           string `json:"type"`
-	Deployment     string `json:"deployment"`
-	MaxTokens      int64  `json:"max_tokens"`
-	N              int64  `json:"n"`
-	TokensReserved int64  `json:"tokens_reserved"`
-	TokensUsed     int64  `json:"tokens_used"`
-	LatencyMS      int64  `json:"latency_ms"`
-	Output         any    `json:"output"`
 }
 
 // TruncatedError is an answer cut at its cap (finish_reason "length").
@@ -91,6 +99,9 @@ func (e *InvalidOutputError) Unwrap() error { return e.Err }
 // CallOptions place one call.
 type CallOptions struct {
 	Session string // prefer the deployment that served this session last
+	// Priority is the call's class when the budget is short; "" is the
+	// type's own.
+	Priority calltypes.Priority
 }
 
 // Stats returns a copy of the per-type counters.
@@ -124,36 +135,52 @@ func Estimate(msgs []tokens.Message, maxTokens, n int64) int64 {
 	return int64(prompt) + maxTokens*max(1, n)
 }
 
+// Call runs one call of the typed call type t with in as its input, and
+// returns the answer as the type's Go value.
+func Call[In, Out any](ctx context.Context, c *Caller, t calltypes.Typed[In, Out], in In, o CallOptions) (Out, Report, error) {
+	var zero Out
+	v, rep, err := c.Call(ctx, t.Name(), in, o)
+	if err != nil {
+		return zero, rep, err
+	}
+	out, ok := v.(Out)
+	if !ok {
+		return zero, rep, fmt.Errorf("llm: the %s type's parser gives a %T, not the %T its typed name promises: register it with calltypes.JSONParser[%T]", t.Name(), v, zero, zero)
+	}
+	return out, rep, nil
+}
+
 // Call runs one call of the named type with input (marshalled to JSON as
-// the user message).
-func (c *Caller) Call(ctx context.Context, typeName string, input any, o CallOptions) (Record, error) {
+// the user message) and returns the parsed answer, whose Go type is the
+// one the type's parser gives. The typed Call checks that at compile time;
+// this one is for types known only by name, such as a config's.
+func (c *Caller) Call(ctx context.Context, typeName string, input any, o CallOptions) (any, Report, error) {
 	t, ok := c.Types.Lookup(typeName)
 	if !ok {
-		return Record{}, fmt.Errorf("llm: unknown call type %q", typeName)
+		return nil, Report{}, fmt.Errorf("llm: unknown call type %q", typeName)
 	}
 	in, err := json.Marshal(input)
 	if err != nil {
-		return Record{}, fmt.Errorf("llm: %s input: %w", typeName, err)
+		return nil, Report{}, fmt.Errorf("llm: %s input: %w", typeName, err)
+	}
+	if o.Priority != "" {
+		t.Priority = o.Priority
 	}
 	c.count(t.Name, func(s *TypeStats) { s.Calls++ })
 	msgs := []tokens.Message{{Role: "system", Content: t.System}, {Role: "user", Content: string(in)}}
-	rec := Record{Type: t.Name, MaxTokens: t.MaxTokens, N: max(1, t.N)}
-	start := time.Now()
+	rep := Report{Type: t.Name, MaxTokens: t.MaxTokens, N: max(1, t.N)}
 
-	text, err := c.exchange(ctx, t, msgs, t.MaxTokens, o, &rec)
+	text, err := c.exchange(ctx, t, msgs, t.MaxTokens, o, &rep)
 	var tr *TruncatedError
 	if errors.As(err, &tr) && c.Truncation == RetryTruncated {
 		// Once, with twice the cap: the answer is worth more than its
 		// tokens, but the cap stays a property of the type.
-		limit := c.MaxTokensLimit
-		if limit <= 0 {
-			limit = 16384
-		}
-		rec.MaxTokens = min(2*t.MaxTokens, limit)
-		text, err = c.exchange(ctx, t, msgs, rec.MaxTokens, o, &rec)
+		rep.MaxTokens = min(2*t.MaxTokens, c.Types.ModelLimit())
+		rep.Retries++
+		text, err = c.exchange(ctx, t, msgs, rep.MaxTokens, o, &rep)
 	}
 	if err != nil {
-		return rec, err
+		return nil, rep, err
 	}
 	out, perr := t.Parse(text)
 	if perr != nil {
@@ -161,35 +188,32 @@ func (c *Caller) Call(ctx context.Context, typeName string, input any, o CallOpt
 		repair := append(msgs[:2:2],
 			tokens.Message{Role: "assistant", Content: text},
 			tokens.Message{Role: "user", Content: "That answer is not valid: " + perr.Error() + ". Answer again with JSON only, following the schema."})
-		text2, err := c.exchange(ctx, t, repair, rec.MaxTokens, o, &rec)
+		rep.Retries++
+		text2, err := c.exchange(ctx, t, repair, rep.MaxTokens, o, &rep)
 		if err != nil {
-			return rec, err
+			return nil, rep, err
 		}
 		if out, perr = t.Parse(text2); perr != nil {
 			c.count(t.Name, func(s *TypeStats) { s.Invalid++ })
-			return rec, &InvalidOutputError{Type: t.Name, Text: text2, Err: perr}
+			return nil, rep, &InvalidOutputError{Type: t.Name, Text: text2, Err: perr}
 		}
 		c.count(t.Name, func(s *TypeStats) { s.Repaired++ })
 	}
-	if rec.LatencyMS == 0 {
-		rec.LatencyMS = time.Since(start).Milliseconds()
-	}
-	rec.Output = out
-	return rec, nil
+	return out, rep, nil
 }
 
 // exchange sends one request (or answers it from the cassette) and returns
-// the answer's text; it adds what it reserved and used to rec.
-func (c *Caller) exchange(ctx context.Context, t calltypes.Type, msgs []tokens.Message, maxTokens int64, o CallOptions, rec *Record) (string, error) {
+// the answer's text; it adds what the request did to rep.
+func (c *Caller) exchange(ctx context.Context, t calltypes.Type, msgs []tokens.Message, maxTokens int64, o CallOptions, rep *Report) (string, error) {
 	params := request(t, msgs, maxTokens)
 	body, err := json.Marshal(params)
 	if err != nil {
 		return "", err
 	}
 	var res openai.ChatCompletion
-	var x Exchange
 	if c.Cassette.Replaying() {
-		if x, err = c.Cassette.answer(t.Name, c.Cassette.scrub(body)); err != nil {
+		x, err := c.Cassette.answer(t.Name, c.Cassette.scrub(body))
+		if err != nil {
 			return "", fmt.Errorf("llm: replay %s: %w", t.Name, err)
 		}
 		if err := json.Unmarshal(x.Response, &res); err != nil {
@@ -198,6 +222,7 @@ func (c *Caller) exchange(ctx context.Context, t calltypes.Type, msgs []tokens.M
 		if err := c.Cassette.record(x); err != nil { // when recording the replay too
 			return "", fmt.Errorf("llm: cassette: %w", err)
 		}
+		rep.add(x.Report)
 	} else {
 		if c.Dispatcher == nil {
 			return "", errors.New("llm: no dispatcher and no cassette to replay")
@@ -208,21 +233,17 @@ func (c *Caller) exchange(ctx context.Context, t calltypes.Type, msgs []tokens.M
 		}
 		call := budget.Call{Tokens: Estimate(msgs, maxTokens, max(1, t.N)), Class: priority, Session: o.Session}
 		out, r, err := c.Dispatcher.Chat(ctx, call, params)
+		rep.add(r) // the retries and 429s count even when the call failed
 		if err != nil {
 			return "", err
 		}
 		res = *out
-		x = Exchange{Type: t.Name, Key: requestKey(c.Cassette.scrub(body)), Request: body,
-			Response: compact([]byte(out.RawJSON())), Deployment: r.Deployment, Reserved: r.Reserved,
-			Used: out.Usage.TotalTokens, LatencyMS: r.Latency.Milliseconds()}
+		r.Type, r.MaxTokens, r.N = t.Name, maxTokens, max(1, t.N)
+		x := Exchange{Report: r, Key: requestKey(c.Cassette.scrub(body)), Request: body, Response: compact([]byte(out.RawJSON()))}
 		if err := c.Cassette.record(x); err != nil {
 			return "", fmt.Errorf("llm: cassette: %w", err)
 		}
 	}
-	rec.Deployment = x.Deployment
-	rec.TokensReserved += x.Reserved
-	rec.TokensUsed += x.Used
-	rec.LatencyMS += x.LatencyMS
 	if len(res.Choices) == 0 {
 		return "", fmt.Errorf("llm: the %s answer has no choices", t.Name)
 	}

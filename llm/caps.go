@@ -46,11 +46,11 @@ func MeasureCaps(ctx context.Context, disp *Dispatcher, inputs map[string]any, m
 		if !ok {
 			return nil, 0, fmt.Errorf("no input for %s", t.Name)
 		}
-		a, err := tuned.Call(ctx, t.Name, in, CallOptions{})
+		_, a, err := tuned.Call(ctx, t.Name, in, CallOptions{})
 		if err != nil {
 			return nil, 0, fmt.Errorf("%s: %w", t.Name, err)
 		}
-		b, err := flatCaller.Call(ctx, t.Name, in, CallOptions{})
+		_, b, err := flatCaller.Call(ctx, t.Name, in, CallOptions{})
 		if err != nil {
 			return nil, 0, fmt.Errorf("%s with a flat cap: %w", t.Name, err)
 		}

@@ -13,20 +13,19 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/headroom-agent/headroom/internal/redact"
 )
 
-// Exchange is one model exchange as a cassette keeps it: a JSON line.
+// Exchange is one request and its answer as a cassette keeps it, a JSON
+// line: the request's Report beside the bodies.
 type Exchange struct {
-	Type string `json:"type"`
+	Report
 	// Key identifies the request: a hash of its body without the model
 	// (the deployment depends on routing, the answer should not).
-	Key        string          `json:"key"`
-	Request    json.RawMessage `json:"request"`
-	Response   json.RawMessage `json:"response"`
-	Deployment string          `json:"deployment"`
-	Reserved   int64           `json:"tokens_reserved"`
-	Used       int64           `json:"tokens_used"`
-	LatencyMS  int64           `json:"latency_ms"`
+	Key      string          `json:"key"`
+	Request  json.RawMessage `json:"request"`
+	Response json.RawMessage `json:"response"`
 }
 
 // Cassette records model exchanges, or answers from recorded ones. With
@@ -40,10 +39,10 @@ type Cassette struct {
 	byType  map[string][]json.RawMessage // replaying: requests, for mismatch reports
 }
 
-// NewRecorder writes every exchange to w as a JSON line. Any of secrets
+// NewCassette records: it writes every exchange to w as a JSON line. Any of secrets
 // found in a request or response is replaced before it is written; headers
 // are never recorded.
-func NewRecorder(w io.Writer, secrets ...string) *Cassette {
+func NewCassette(w io.Writer, secrets ...string) *Cassette {
 	var keep []string
 	for _, s := range secrets {
 		if len(s) >= 4 {
@@ -58,7 +57,7 @@ func NewRecorder(w io.Writer, secrets ...string) *Cassette {
 // request that held a secret was recorded with it replaced: it matches
 // only when secrets names it again.
 func LoadCassette(r io.Reader, name string, secrets ...string) (*Cassette, error) {
-	c := NewRecorder(nil, secrets...)
+	c := NewCassette(nil, secrets...)
 	c.replay, c.byType = map[string][]Exchange{}, map[string][]json.RawMessage{}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 1<<20), 64<<20)
@@ -103,7 +102,7 @@ func (c *Cassette) scrub(b []byte) []byte {
 		return b
 	}
 	for _, s := range c.secrets {
-		b = bytes.ReplaceAll(b, []byte(s), []byte("[REDACTED]"))
+		b = bytes.ReplaceAll(b, []byte(s), []byte(redact.Marker))
 	}
 	return b
 }

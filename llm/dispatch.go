@@ -8,7 +8,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -71,7 +70,7 @@ func NewDispatcher(router *budget.Router, cfg *budget.Config, o DispatcherOption
 			option.WithHTTPClient(httpClient),
 			option.WithMaxRetries(0),
 		}
-		if loopback(dep.Resource()) {
+		if plainHTTP(dep.Resource()) {
 			opts = append(opts, azure.WithUnsafeAllowHTTP())
 		}
 		switch {
@@ -100,32 +99,18 @@ func NewDispatcher(router *budget.Router, cfg *budget.Config, o DispatcherOption
 
 func clientKey(d budget.Deployment) string { return d.Resource() + "?" + d.APIVersion }
 
-// loopback reports an endpoint on this machine (the simulator), the only
-// place the Azure client allows plain HTTP.
-func loopback(endpoint string) bool {
+// plainHTTP reports an http endpoint on this machine (the simulator), the
+// only place the Azure client allows plain HTTP.
+func plainHTTP(endpoint string) bool {
 	u, err := url.Parse(endpoint)
-	if err != nil || u.Scheme != "http" {
-		return false
-	}
-	if u.Hostname() == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(u.Hostname())
-	return ip != nil && ip.IsLoopback()
-}
-
-// Result is where and how a call was served.
-type Result struct {
-	Deployment string
-	// Reserved is the tokens the answering attempt charged to the budget.
-	Reserved int64
-	Headroom float64
-	Latency  time.Duration
+	return err == nil && u.Scheme == "http" && budget.Loopback(u.Hostname())
 }
 
 // Chat sends params (its Model is set per attempt to the chosen
-// deployment) as call c, through the router.
-func (d *Dispatcher) Chat(ctx context.Context, c budget.Call, params openai.ChatCompletionNewParams) (*openai.ChatCompletion, Result, error) {
+// deployment) as call c, through the router. The report says where it was
+// served, what the answering attempt reserved, and the retries and 429s on
+// the way; the call's type and cap are the caller's to fill in.
+func (d *Dispatcher) Chat(ctx context.Context, c budget.Call, params openai.ChatCompletionNewParams) (*openai.ChatCompletion, Report, error) {
 	var res *openai.ChatCompletion
 	_, r, err := d.do(ctx, c, func(ctx context.Context, client *openai.Client, model string, raw **http.Response) (int64, error) {
 		p := params
@@ -137,6 +122,10 @@ func (d *Dispatcher) Chat(ctx context.Context, c budget.Call, params openai.Chat
 		res = out
 		return out.Usage.TotalTokens, nil
 	})
+	if res != nil {
+		r.PromptTokens = res.Usage.PromptTokens
+		r.TokensUsed = res.Usage.TotalTokens
+	}
 	if err != nil {
 		return nil, r, err
 	}
@@ -150,9 +139,14 @@ type attempt func(ctx context.Context, client *openai.Client, model string, raw 
 // do places c through the router, sending each attempt with send on the
 // chosen deployment's client, and reports where it was served. A 401 or
 // 403 says where the credential came from.
-func (d *Dispatcher) do(ctx context.Context, c budget.Call, send attempt) (*budget.Lease, Result, error) {
+func (d *Dispatcher) do(ctx context.Context, c budget.Call, send attempt) (*budget.Lease, Report, error) {
 	start := time.Now()
+	var r Report
+	sent := 0
 	_, lease, err := d.router.Do(ctx, c, func(ctx context.Context, l *budget.Lease) budget.Outcome {
+		if sent++; sent > 1 {
+			r.Retries++
+		}
 		client, ok := d.clients[clientKey(*l.Deployment)]
 		if !ok {
 			return budget.Outcome{Err: fmt.Errorf("no client for %s", l.Deployment.Name)}
@@ -161,11 +155,14 @@ func (d *Dispatcher) do(ctx context.Context, c budget.Call, send attempt) (*budg
 		used, err := send(ctx, &client, l.Deployment.Deployment, &raw)
 		o := outcome(raw, err)
 		o.UsedTokens = used
+		if o.Status == http.StatusTooManyRequests {
+			r.RateLimited++
+		}
 		return o
 	})
-	r := Result{Latency: time.Since(start)}
+	r.LatencyMS = time.Since(start).Milliseconds()
 	if lease != nil {
-		r.Deployment, r.Reserved, r.Headroom = lease.Deployment.Name, lease.Reservation.Tokens, lease.Headroom
+		r.Deployment, r.TokensReserved = lease.Deployment.Name, lease.Reservation.Tokens
 	}
 	var ce *budget.CallError
 	if errors.As(err, &ce) && (ce.Status == http.StatusUnauthorized || ce.Status == http.StatusForbidden) && lease != nil {
@@ -191,3 +188,7 @@ func outcome(raw *http.Response, err error) budget.Outcome {
 	}
 	return o
 }
+
+// Router is the router the dispatcher places calls through, for its
+// metrics.
+func (d *Dispatcher) Router() *budget.Router { return d.router }

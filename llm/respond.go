@@ -41,11 +41,11 @@ func (m *minted) get(id string) (string, bool) {
 // continues a stored response (PreviousResponseID) is pinned to the
 // resource that minted it; one whose resource this dispatcher does not
 // know fails at once, rather than bouncing 400s around the pool.
-func (d *Dispatcher) Respond(ctx context.Context, c budget.Call, params responses.ResponseNewParams) (*responses.Response, Result, error) {
+func (d *Dispatcher) Respond(ctx context.Context, c budget.Call, params responses.ResponseNewParams) (*responses.Response, Report, error) {
 	if prev := params.PreviousResponseID.Value; params.PreviousResponseID.Valid() && prev != "" {
 		res, ok := d.minted.get(prev)
 		if !ok {
-			return nil, Result{}, fmt.Errorf("%w: previous_response_id %s was not created through this process, so which resource holds it is unknown (send the conversation in full with store=false instead)", budget.ErrPinned, prev)
+			return nil, Report{}, fmt.Errorf("%w: previous_response_id %s was not created through this process, so which resource holds it is unknown (send the conversation in full with store=false instead)", budget.ErrPinned, prev)
 		}
 		c.Resource = res
 	}
@@ -60,6 +60,9 @@ func (d *Dispatcher) Respond(ctx context.Context, c budget.Call, params response
 		out = res
 		return res.Usage.TotalTokens, nil
 	})
+	if out != nil {
+		r.PromptTokens, r.TokensUsed = out.Usage.InputTokens, out.Usage.TotalTokens
+	}
 	if err != nil {
 		return nil, r, err
 	}

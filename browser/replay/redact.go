@@ -5,10 +5,12 @@ import (
 	"strings"
 
 	"github.com/chromedp/cdproto/har"
+
+	"github.com/headroom-agent/headroom/internal/redact"
 )
 
 // Redacted replaces every secret value the recorder writes.
-const Redacted = "[redacted]"
+const Redacted = redact.Marker
 
 // Redactor decides which header values and query parameters are secret.
 // The zero value redacts nothing; DefaultRedactor is what record uses.

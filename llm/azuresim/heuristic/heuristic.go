@@ -10,7 +10,6 @@ import (
 	"net/url"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -101,7 +100,7 @@ func (Model) Reply(r azuresim.Request) string {
 			return true
 		})
 	case callClickPick:
-		a := calltypes.Action{Action: calltypes.ActDone, Index: -1, Reason: unreadable}
+		a := calltypes.Action{Kind: calltypes.ActDone, Index: -1, Reason: unreadable}
 		if in, ok := decodeInput[calltypes.PickInput](msg); ok {
 			a = pick(in)
 		}
@@ -707,71 +706,13 @@ func optionAfter(goal string, names []string) string {
 
 // History.
 
-// past is one history entry, as far as it can be read.
-type past struct {
-	kind     string
-	index    int
-	hasIndex bool
-	text     string
-	hasText  bool
-}
-
-// pastVerbs map the verbs a history entry may use to action kinds.
-var pastVerbs = map[string]string{
-	"click": "click", "clicked": "click", "press": "click", "pressed": "click",
-	"tap": "click", "tapped": "click", "open": "click", "opened": "click",
-	"type": "type", "typed": "type", "enter": "type", "entered": "type",
-	"fill": "type", "filled": "type", "input": "type",
-	"select": "select", "selected": "select", "choose": "select", "chose": "select",
-	"scroll": "scroll", "scrolled": "scroll",
-	"navigate": "navigate", "navigated": "navigate", "goto": "navigate",
-	"done": "done",
-}
-
-// readPast reads an entry written as an Action's JSON or as words such as
-// `click 3`, `typed "blue widget" into [0]`.
-func readPast(s string) past {
-	if looksLikeJSON(s) {
-		var a struct {
-			Action string  `json:"action"`
-			Index  *int    `json:"index"`
-			Text   *string `json:"text"`
-		}
-		if json.Unmarshal([]byte(s), &a) == nil && a.Action != "" {
-			p := past{kind: lower(a.Action)}
-			if a.Index != nil {
-				p.index, p.hasIndex = *a.Index, true
-			}
-			if a.Text != nil {
-				p.text, p.hasText = *a.Text, true
-			}
-			return p
-		}
-	}
-	var p past
-	for _, w := range terms(s) {
-		if p.kind == "" {
-			p.kind = pastVerbs[w]
-			continue
-		}
-		if n, err := strconv.Atoi(w); err == nil {
-			p.index, p.hasIndex = n, true
-			break
-		}
-	}
-	if q := quotes(s); len(q) > 0 {
-		p.text, p.hasText = q[0].text, true
-	}
-	return p
-}
-
-// repeats reports whether a is the action p recorded.
-func repeats(a calltypes.Action, p past) bool {
-	if a.Action != p.kind || !p.hasIndex || a.Index != p.index {
+// repeats reports whether a is the action t took.
+func repeats(a calltypes.Action, t calltypes.Taken) bool {
+	if a.Kind != t.Action.Kind || a.Index != t.Action.Index {
 		return false
 	}
-	if a.Action == calltypes.ActType || a.Action == calltypes.ActSelect {
-		return !p.hasText || phrase(p.text) == phrase(a.Text)
+	if a.Kind == calltypes.ActType || a.Kind == calltypes.ActSelect {
+		return phrase(t.Action.Text) == phrase(a.Text)
 	}
 	return true
 }
@@ -787,23 +728,20 @@ func pick(in calltypes.PickInput) calltypes.Action {
 			stepWords[w] = true
 		}
 	}
-	var hist []past
 	acted := false
 	for _, h := range in.History {
-		p := readPast(h)
-		hist = append(hist, p)
-		switch p.kind {
+		switch h.Action.Kind {
 		case calltypes.ActClick, calltypes.ActType, calltypes.ActSelect:
 			acted = true
 		}
 	}
-	var last past
-	if len(hist) > 0 {
-		last = hist[len(hist)-1]
+	last := calltypes.Taken{Action: calltypes.Action{Index: -1}}
+	if len(in.History) > 0 {
+		last = in.History[len(in.History)-1]
 	}
 	els := in.Page.Elements
-	if why, ok := finished(in.Page, g, acted, last.kind); ok {
-		return calltypes.Action{Action: calltypes.ActDone, Index: -1, Reason: why}
+	if why, ok := finished(in.Page, g, acted, last.Action.Kind); ok {
+		return calltypes.Action{Kind: calltypes.ActDone, Index: -1, Reason: why}
 	}
 
 	fills := assign(els, g, in.Goal)
@@ -855,13 +793,13 @@ func pick(in calltypes.PickInput) calltypes.Action {
 		e, f := els[c.pos], fills[c.pos]
 		switch {
 		case f.ok && isSelect(e):
-			return calltypes.Action{Action: calltypes.ActSelect, Index: e.Index, Text: f.text,
+			return calltypes.Action{Kind: calltypes.ActSelect, Index: e.Index, Text: f.text,
 				Reason: fmt.Sprintf("choose %q in the %s", cutText(f.text, 30), describe(e))}
 		case f.ok:
-			return calltypes.Action{Action: calltypes.ActType, Index: e.Index, Text: f.text,
+			return calltypes.Action{Kind: calltypes.ActType, Index: e.Index, Text: f.text,
 				Reason: "fill the " + describe(e)}
 		}
-		return calltypes.Action{Action: calltypes.ActClick, Index: e.Index,
+		return calltypes.Action{Kind: calltypes.ActClick, Index: e.Index,
 			Reason: "the " + describe(e) + " best matches the goal"}
 	}
 	for _, c := range cands {
@@ -876,11 +814,11 @@ func pick(in calltypes.PickInput) calltypes.Action {
 	}
 	switch {
 	case acted:
-		return calltypes.Action{Action: calltypes.ActDone, Index: -1, Reason: "nothing else on the page matches the goal"}
-	case last.kind == calltypes.ActScroll:
-		return calltypes.Action{Action: calltypes.ActDone, Index: -1, Reason: "nothing on the page matches the goal"}
+		return calltypes.Action{Kind: calltypes.ActDone, Index: -1, Reason: "nothing else on the page matches the goal"}
+	case last.Action.Kind == calltypes.ActScroll:
+		return calltypes.Action{Kind: calltypes.ActDone, Index: -1, Reason: "nothing on the page matches the goal"}
 	}
-	return calltypes.Action{Action: calltypes.ActScroll, Index: -1, Text: "down", Reason: "nothing in view matches the goal"}
+	return calltypes.Action{Kind: calltypes.ActScroll, Index: -1, Text: "down", Reason: "nothing in view matches the goal"}
 }
 
 // enough is the share of what was looked for that counts as found: 60%,
@@ -959,7 +897,10 @@ func check(in calltypes.CheckInput) calltypes.Verdict {
 	own := quotes(in.Question)
 	src := own
 	if len(own) == 0 {
-		src = append(quotes(in.Goal), quotes(in.LastAction)...)
+		src = quotes(in.Goal)
+		if in.LastAction != nil && in.LastAction.Action.Text != "" {
+			src = append(src, quoted{text: in.LastAction.Action.Text})
+		}
 	}
 	var phrases []string
 	for _, q := range src {

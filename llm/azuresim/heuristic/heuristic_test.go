@@ -184,17 +184,17 @@ func validate(t testing.TB, name, out string) any {
 	case callClickPick:
 		var a calltypes.Action
 		if err = strict(out, name, &a); err == nil {
-			switch a.Action {
+			switch a.Kind {
 			case calltypes.ActClick, calltypes.ActType, calltypes.ActSelect:
 				if a.Index < 0 {
-					t.Fatalf("%s without an element: %s", a.Action, out)
+					t.Fatalf("%s without an element: %s", a.Kind, out)
 				}
 			case calltypes.ActDone, calltypes.ActScroll:
 				if a.Index != -1 {
-					t.Fatalf("%s with index %d: %s", a.Action, a.Index, out)
+					t.Fatalf("%s with index %d: %s", a.Kind, a.Index, out)
 				}
 			default:
-				t.Fatalf("unknown action %q: %s", a.Action, out)
+				t.Fatalf("unknown action %q: %s", a.Kind, out)
 			}
 		}
 		v = a
@@ -225,72 +225,69 @@ func TestHeuristicPick(t *testing.T) {
 		want calltypes.Action // Reason is not compared
 	}{
 		{"search box first", calltypes.PickInput{Goal: searchGoal, Plan: plan, Page: searchPage},
-			calltypes.Action{Action: "type", Index: 2, Text: "blue widget"}},
+			calltypes.Action{Kind: "type", Index: 2, Text: "blue widget"}},
 		{"typed: press search", calltypes.PickInput{Goal: searchGoal, Plan: plan,
 			Page:    calltypes.Page{URL: searchPage.URL, Title: searchPage.Title, Elements: withValue(shopNav, 2, "blue widget")},
-			History: []string{`type 2 "blue widget"`}},
-			calltypes.Action{Action: "click", Index: 3}},
+			History: history(`type [2] "blue widget"`)},
+			calltypes.Action{Kind: "click", Index: 3}},
 		{"results: open the first match", calltypes.PickInput{Goal: searchGoal, Plan: plan, Step: 1, Page: resultsPage,
-			History: []string{`type 2 "blue widget"`, "click 3"}},
-			calltypes.Action{Action: "click", Index: 4}},
-		{"results, history as JSON", calltypes.PickInput{Goal: searchGoal, Plan: plan, Step: 1, Page: resultsPage,
-			History: []string{`{"action":"type","index":2,"text":"blue widget"}`, `{"action":"click","index":3}`}},
-			calltypes.Action{Action: "click", Index: 4}},
+			History: history(`type [2] "blue widget"`, "click [3]")},
+			calltypes.Action{Kind: "click", Index: 4}},
 		{"results: not the same link twice", calltypes.PickInput{Goal: searchGoal, Plan: plan, Step: 1, Page: resultsPage,
-			History: []string{`type 2 "blue widget"`, "click 3", "clicked [4]"}},
-			calltypes.Action{Action: "click", Index: 5}},
+			History: history(`type [2] "blue widget"`, "click [3]", "click [4]")},
+			calltypes.Action{Kind: "click", Index: 5}},
 		{"detail page: done", calltypes.PickInput{Goal: searchGoal, Plan: plan, Step: 1, Page: detailPage,
-			History: []string{`type 2 "blue widget"`, "click 3", "click 4"}},
-			calltypes.Action{Action: "done", Index: -1}},
+			History: history(`type [2] "blue widget"`, "click [3]", "click [4]")},
+			calltypes.Action{Kind: "done", Index: -1}},
 		{"detail page before acting: not done", calltypes.PickInput{Goal: searchGoal, Page: detailPage},
-			calltypes.Action{Action: "type", Index: 2, Text: "blue widget"}},
+			calltypes.Action{Kind: "type", Index: 2, Text: "blue widget"}},
 		{"unquoted search phrase", calltypes.PickInput{Goal: "search for red widgets and open the cheapest", Page: searchPage},
-			calltypes.Action{Action: "type", Index: 2, Text: "red widgets"}},
+			calltypes.Action{Kind: "type", Index: 2, Text: "red widgets"}},
 		{"unquoted goal, details shown: done", calltypes.PickInput{Goal: "search for blue widget and open its details", Page: detailPage,
-			History: []string{"typed blue widget into 2", "click 3", "click 4"}},
-			calltypes.Action{Action: "done", Index: -1}},
+			History: history(`type [2] "blue widget"`, "click [3]", "click [4]")},
+			calltypes.Action{Kind: "done", Index: -1}},
 		{"form: name first", calltypes.PickInput{Goal: formGoal, Page: formPage(0)},
-			calltypes.Action{Action: "type", Index: 1, Text: "Ada Lovelace"}},
+			calltypes.Action{Kind: "type", Index: 1, Text: "Ada Lovelace"}},
 		{"form: then email", calltypes.PickInput{Goal: formGoal, Page: formPage(1),
-			History: []string{`type 1 "Ada Lovelace"`}},
-			calltypes.Action{Action: "type", Index: 2, Text: "ada@example.com"}},
+			History: history(`type [1] "Ada Lovelace"`)},
+			calltypes.Action{Kind: "type", Index: 2, Text: "ada@example.com"}},
 		{"form: topic from the word after its name", calltypes.PickInput{Goal: formGoal, Page: formPage(2),
-			History: []string{`type 1 "Ada Lovelace"`, `type 2 "ada@example.com"`}},
-			calltypes.Action{Action: "select", Index: 3, Text: "Billing"}},
+			History: history(`type [1] "Ada Lovelace"`, `type [2] "ada@example.com"`)},
+			calltypes.Action{Kind: "select", Index: 3, Text: "Billing"}},
 		{"form: message", calltypes.PickInput{Goal: formGoal, Page: formPage(3),
-			History: []string{`type 1 "Ada Lovelace"`, `type 2 "ada@example.com"`, `select 3 "Billing"`}},
-			calltypes.Action{Action: "type", Index: 4, Text: "Please resend invoice 42"}},
+			History: history(`type [1] "Ada Lovelace"`, `type [2] "ada@example.com"`, `select [3] "Billing"`)},
+			calltypes.Action{Kind: "type", Index: 4, Text: "Please resend invoice 42"}},
 		{"form filled: submit", calltypes.PickInput{Goal: formGoal, Page: formPage(4),
-			History: []string{`type 2 "ada@example.com"`, `select 3 "Billing"`, `type 4 "Please resend invoice 42"`}},
-			calltypes.Action{Action: "click", Index: 5}},
+			History: history(`type [2] "ada@example.com"`, `select [3] "Billing"`, `type [4] "Please resend invoice 42"`)},
+			calltypes.Action{Kind: "click", Index: 5}},
 		{"form sent: done", calltypes.PickInput{Goal: formGoal, Page: thanksPage,
-			History: []string{`select 3 "Billing"`, `type 4 "Please resend invoice 42"`, "click 5"}},
-			calltypes.Action{Action: "done", Index: -1}},
+			History: history(`select [3] "Billing"`, `type [4] "Please resend invoice 42"`, "click [5]")},
+			calltypes.Action{Kind: "done", Index: -1}},
 		{"disabled elements are skipped", calltypes.PickInput{Goal: searchGoal, Page: calltypes.Page{
 			Elements: []calltypes.Element{
 				{Index: 0, Tag: "input", Type: "search", Name: "Search", Disabled: true},
 				{Index: 1, Tag: "a", Name: "Blue widget sale", Href: "/sale"},
 			}}},
-			calltypes.Action{Action: "click", Index: 1}},
+			calltypes.Action{Kind: "click", Index: 1}},
 		{"nothing matches: look further", calltypes.PickInput{Goal: searchGoal, Page: calltypes.Page{
 			Elements: []calltypes.Element{{Index: 0, Tag: "a", Name: "Imprint", Href: "/imprint"}}}},
-			calltypes.Action{Action: "scroll", Index: -1, Text: "down"}},
-		{"nothing matches after scrolling: give up", calltypes.PickInput{Goal: searchGoal, History: []string{"scroll down"},
+			calltypes.Action{Kind: "scroll", Index: -1, Text: "down"}},
+		{"nothing matches after scrolling: give up", calltypes.PickInput{Goal: searchGoal, History: history("scroll down"),
 			Page: calltypes.Page{Elements: []calltypes.Element{{Index: 0, Tag: "a", Name: "Imprint", Href: "/imprint"}}}},
-			calltypes.Action{Action: "done", Index: -1}},
+			calltypes.Action{Kind: "done", Index: -1}},
 		{"plan step decides between matches", calltypes.PickInput{Goal: "Open the blue widget reviews",
 			Plan: []string{"Open the widget page", "Read the reviews"}, Step: 1, Page: calltypes.Page{
 				Elements: []calltypes.Element{
 					{Index: 0, Tag: "a", Name: "Blue widget", Href: "/item/17"},
 					{Index: 1, Tag: "a", Name: "Widget reviews", Href: "/item/17/reviews"},
 				}}},
-			calltypes.Action{Action: "click", Index: 1}},
+			calltypes.Action{Kind: "click", Index: 1}},
 		{"ties go to the lower index", calltypes.PickInput{Goal: "Open the widget", Page: calltypes.Page{
 			Elements: []calltypes.Element{
 				{Index: 9, Tag: "a", Name: "Widget B"},
 				{Index: 4, Tag: "a", Name: "Widget A"},
 			}}},
-			calltypes.Action{Action: "click", Index: 4}},
+			calltypes.Action{Kind: "click", Index: 4}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out := ask(t, callClickPick, tc.in)
@@ -305,11 +302,11 @@ func TestHeuristicPick(t *testing.T) {
 
 // The rules can carry an agent through both recorded tasks end to end.
 func TestHeuristicPickWalksTheForm(t *testing.T) {
-	var hist []string
+	var hist []calltypes.Taken
 	page := formPage(0)
 	for range 8 {
 		a := validate(t, callClickPick, ask(t, callClickPick, calltypes.PickInput{Goal: formGoal, Page: page, History: hist})).(calltypes.Action)
-		if a.Action == calltypes.ActDone {
+		if a.Kind == calltypes.ActDone {
 			if page.Title != thanksPage.Title {
 				t.Fatalf("done on %q: %s", page.Title, a.Reason)
 			}
@@ -318,9 +315,8 @@ func TestHeuristicPickWalksTheForm(t *testing.T) {
 			}
 			return
 		}
-		b, _ := json.Marshal(a)
-		hist = append(hist, string(b))
-		switch a.Action {
+		hist = append(hist, calltypes.Taken{Action: a})
+		switch a.Kind {
 		case calltypes.ActType, calltypes.ActSelect:
 			page.Elements[a.Index].Value = a.Text
 		case calltypes.ActClick:
@@ -341,7 +337,7 @@ func TestHeuristicPickReasonNamesTheElement(t *testing.T) {
 	if !strings.Contains(a.Reason, `"Search products"`) || !strings.Contains(a.Reason, "search box") {
 		t.Errorf("reason %q", a.Reason)
 	}
-	out = ask(t, callClickPick, calltypes.PickInput{Goal: searchGoal, Page: resultsPage, History: []string{"click 3"}})
+	out = ask(t, callClickPick, calltypes.PickInput{Goal: searchGoal, Page: resultsPage, History: history("click [3]")})
 	if a := validate(t, callClickPick, out).(calltypes.Action); a.Reason != `the link "Blue Widget" best matches the goal` {
 		t.Errorf("reason %q", a.Reason)
 	}
@@ -358,9 +354,9 @@ func TestHeuristicCheck(t *testing.T) {
 		want bool
 		why  string // in the reason
 	}{
-		{"typed text is in the box", calltypes.CheckInput{Question: didIt, Goal: searchGoal, LastAction: `type 2 "blue widget"`,
+		{"typed text is in the box", calltypes.CheckInput{Question: didIt, Goal: searchGoal, LastAction: took(`type [2] "blue widget"`),
 			Page: calltypes.Page{Title: searchPage.Title, Elements: withValue(shopNav, 2, "blue widget")}}, true, `"blue widget"`},
-		{"typing did not stick", calltypes.CheckInput{Question: didIt, Goal: searchGoal, LastAction: `type 2 "blue widget"`,
+		{"typing did not stick", calltypes.CheckInput{Question: didIt, Goal: searchGoal, LastAction: took(`type [2] "blue widget"`),
 			Page: searchPage}, false, `lacks "blue widget"`},
 		{"goal met on the detail page", calltypes.CheckInput{Question: "Is the goal met?", Goal: searchGoal, Page: detailPage}, true, "blue widget"},
 		{"question's own words", calltypes.CheckInput{Question: "Does the page show the price?", Goal: searchGoal, Page: detailPage}, true, "price"},
@@ -461,7 +457,7 @@ func TestHeuristicGarbage(t *testing.T) {
 		name, msg, want string
 	}{
 		{callPlanning, `{"goal": 7}`, `{"steps":["Read the page and work toward the goal"]}`},
-		{callClickPick, `{"goal": "x", "page": [`, `{"action":"done","index":-1,"text":"","reason":"could not read the page"}`},
+		{callClickPick, `{"goal": "x", "page": [`, `{"action":"done","index":-1,"text":"","submit":false,"reason":"could not read the page"}`},
 		{callYesNo, "<html>not json</html>", `{"answer":false,"reason":"could not read the page"}`},
 		{callSummarize, `[1, 2, 3]`, `{"answer":"could not read the page"}`},
 	} {
@@ -479,7 +475,7 @@ func TestHeuristicGarbage(t *testing.T) {
 func TestHeuristicWrappedInput(t *testing.T) {
 	b, _ := json.Marshal(calltypes.PickInput{Goal: searchGoal, Page: searchPage})
 	out := ask(t, callClickPick, "Here is the page:\n```json\n"+string(b)+"\n```")
-	if a := validate(t, callClickPick, out).(calltypes.Action); a.Action != "type" || a.Index != 2 {
+	if a := validate(t, callClickPick, out).(calltypes.Action); a.Kind != "type" || a.Index != 2 {
 		t.Errorf("got %s", out)
 	}
 }
@@ -538,7 +534,7 @@ func TestHeuristicOverHTTP(t *testing.T) {
 	}
 	ts := httptest.NewServer(sim.Handler())
 	t.Cleanup(ts.Close)
-	in, _ := json.Marshal(calltypes.PickInput{Goal: searchGoal, Page: resultsPage, History: []string{`type 2 "blue widget"`, "click 3"}})
+	in, _ := json.Marshal(calltypes.PickInput{Goal: searchGoal, Page: resultsPage, History: history(`type [2] "blue widget"`, "click [3]")})
 	body, _ := json.Marshal(map[string]any{
 		"messages": []map[string]string{
 			{"role": "system", "content": "Pick the next action. Answer with JSON."},
@@ -566,7 +562,7 @@ func TestHeuristicOverHTTP(t *testing.T) {
 	}
 	content := r.Choices[0].Message.Content
 	a := validate(t, callClickPick, content).(calltypes.Action)
-	if a.Action != "click" || a.Index != 4 || r.Choices[0].FinishReason != "stop" {
+	if a.Kind != "click" || a.Index != 4 || r.Choices[0].FinishReason != "stop" {
 		t.Errorf("answer %s, finish %v", content, r.Choices[0].FinishReason)
 	}
 }
@@ -576,7 +572,7 @@ func TestHeuristicOverHTTP(t *testing.T) {
 func FuzzHeuristic(f *testing.F) {
 	seeds := []any{
 		calltypes.PlanInput{Goal: formGoal},
-		calltypes.PickInput{Goal: searchGoal, Page: resultsPage, History: []string{"click 3", `{"action":"type","index":2}`}},
+		calltypes.PickInput{Goal: searchGoal, Page: resultsPage, History: history("click [3]", `type [2] "x"`)},
 		calltypes.PickInput{Goal: formGoal, Page: formPage(2)},
 		calltypes.CheckInput{Question: `Is "x" shown?`, Goal: searchGoal, Page: detailPage},
 		calltypes.SummaryInput{Goal: "price?", Page: detailPage, Notes: []string{"a. b! c?"}},
@@ -600,4 +596,21 @@ func FuzzHeuristic(f *testing.F) {
 			t.Fatalf("no reason: %s", out)
 		}
 	})
+}
+
+// history reads steps taken from their written form.
+func history(lines ...string) []calltypes.Taken {
+	var out []calltypes.Taken
+	for _, l := range lines {
+		out = append(out, *took(l))
+	}
+	return out
+}
+
+func took(line string) *calltypes.Taken {
+	t, err := calltypes.ParseTaken(line)
+	if err != nil {
+		panic(err)
+	}
+	return &t
 }

@@ -1,0 +1,77 @@
+package budget
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// A StoreDriver opens the shared store a config's redis: field names. A
+// driver package registers itself in its init, as database/sql drivers
+// do, so a binary links the Redis client only when it imports the driver
+// (budget/redisstore).
+type StoreDriver func(ctx context.Context, url string, o StoreOptions) (Store, error)
+
+// StoreOptions are what every store is opened with, from the config.
+type StoreOptions struct {
+	Window time.Duration // the token window; default DefaultWindow
+	Policy Policy        // what happens to an estimate's unused part; default Hold
+}
+
+var drivers struct {
+	sync.RWMutex
+	m map[string]StoreDriver
+}
+
+// RegisterStore makes a driver available for URLs of the given scheme
+// (redis, rediss). Registering a scheme twice panics: two drivers for one
+// scheme is a bug of the binary.
+func RegisterStore(scheme string, d StoreDriver) {
+	drivers.Lock()
+	defer drivers.Unlock()
+	if drivers.m == nil {
+		drivers.m = map[string]StoreDriver{}
+	}
+	if _, dup := drivers.m[scheme]; dup {
+		panic("budget: RegisterStore called twice for " + scheme)
+	}
+	drivers.m[scheme] = d
+}
+
+// OpenStore opens the store cfg names: the shared one its Redis URL points
+// at, through the driver registered for its scheme, or the in-memory one
+// (one process) when it names none.
+func OpenStore(ctx context.Context, cfg *Config) (Store, error) {
+	o := StoreOptions{Window: cfg.Window, Policy: cfg.Refund}
+	if cfg.Redis == "" {
+		return NewMemStore(MemOptions{Window: o.Window, Policy: o.Policy}), nil
+	}
+	scheme := cfg.Redis
+	if u, err := url.Parse(cfg.Redis); err == nil && u.Scheme != "" {
+		scheme = u.Scheme
+	}
+	drivers.RLock()
+	d, ok := drivers.m[scheme]
+	var have []string
+	for s := range drivers.m {
+		have = append(have, s)
+	}
+	drivers.RUnlock()
+	if !ok {
+		sort.Strings(have)
+		return nil, fmt.Errorf("budget: no store driver for %q URLs (redis: in the config); this program has %s: import github.com/headroom-agent/headroom/budget/redisstore to add Redis",
+			scheme, cmpList(have))
+	}
+	return d(ctx, cfg.Redis, o)
+}
+
+func cmpList(s []string) string {
+	if len(s) == 0 {
+		return "none"
+	}
+	return strings.Join(s, ", ")
+}

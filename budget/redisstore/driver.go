@@ -1,0 +1,28 @@
+package redisstore
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/headroom-agent/headroom/budget"
+)
+
+// Importing the package registers it for redis:// and rediss:// URLs, so
+// budget.OpenStore (and llm.Open) can open the store a config names.
+func init() {
+	budget.RegisterStore("redis", open)
+	budget.RegisterStore("rediss", open)
+}
+
+func open(ctx context.Context, url string, o budget.StoreOptions) (budget.Store, error) {
+	rdb, err := Dial(url, 0)
+	if err != nil {
+		return nil, err
+	}
+	s, err := New(ctx, Options{Client: rdb, Window: o.Window, Policy: o.Policy})
+	if err != nil {
+		rdb.Close()
+		return nil, fmt.Errorf("budget store at %s: %w", Redact(url), err)
+	}
+	return s, nil
+}

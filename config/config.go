@@ -1,0 +1,104 @@
+// Package config reads headroom's one config file. Each part of the file
+// belongs to the package that uses it: the deployments, the store and how
+// carefully they are spent to budget.Config; call-type overrides to
+// calltypes. This package holds the file as a whole, so a part can grow
+// (agent settings, say) without the others knowing of it.
+//
+//	redis: redis://127.0.0.1:6379/0   # budget
+//	deployments: [...]                # budget
+//	calltypes:                        # calltypes overrides, by type name
+//	  yes-no: {max_tokens: 48}
+package config
+
+import (
+	"fmt"
+	"os"
+	"slices"
+
+	"github.com/headroom-agent/headroom/budget"
+	"github.com/headroom-agent/headroom/calltypes"
+	"github.com/headroom-agent/headroom/internal/yamlconf"
+)
+
+// File is the config file, decoded and checked.
+type File struct {
+	// Budget is the file's top level but for the sections below.
+	Budget budget.Config `yaml:",inline"`
+	// CallTypes overrides registered types by name; Apply applies them.
+	CallTypes map[string]calltypes.Override `yaml:"calltypes"`
+
+	name string
+	doc  *yamlconf.Doc
+}
+
+// Env names the environment variable that gives the config file's path
+// when no flag does.
+const Env = "HEADROOM_CONFIG"
+
+// Load reads and checks a config file. Every error is file:line: field:
+// what is wrong; warnings read the same way.
+func Load(path string) (*File, []budget.Warning, error) {
+	data, err := readFile(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	return Parse(path, data)
+}
+
+// Parse decodes and checks a config held in memory; name is for messages.
+func Parse(name string, data []byte) (*File, []budget.Warning, error) {
+	f := &File{name: name}
+	doc, err := yamlconf.Decode(name, data, f)
+	if err != nil {
+		return nil, nil, err
+	}
+	f.doc = doc
+	ws, err := f.Budget.CheckFile(name, doc.Line)
+	if err != nil {
+		return nil, nil, err
+	}
+	return f, ws, nil
+}
+
+// Apply applies the file's call-type overrides to types, in name order.
+// An unknown type or a bad cap is an error at the override's line.
+func (f *File) Apply(types *calltypes.Registry) error {
+	if f == nil {
+		return nil
+	}
+	names := make([]string, 0, len(f.CallTypes))
+	for n := range f.CallTypes {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		if err := types.Override(n, f.CallTypes[n]); err != nil {
+			field := "calltypes." + n
+			if f.doc != nil {
+				return f.doc.Errorf(field, "%v", err)
+			}
+			return fmt.Errorf("%s: %w", field, err)
+		}
+	}
+	return nil
+}
+
+// Name is the file's name as given to Load or Parse.
+func (f *File) Name() string { return f.name }
+
+// readFile reads a config file, refusing what is not a regular file of a
+// sane size: a config is a few kilobytes, never a device or a pipe.
+func readFile(path string) ([]byte, error) {
+	const max = 1 << 20
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file: a config is a YAML file", path)
+	}
+	if fi.Size() > max {
+		return nil, fmt.Errorf("%s: %d bytes: a config is at most %d", path, fi.Size(), max)
+	}
+	return os.ReadFile(path)
+}

@@ -1,0 +1,76 @@
+package config_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/headroom-agent/headroom/calltypes"
+	"github.com/headroom-agent/headroom/config"
+)
+
+const base = "deployments:\n  - {name: d, endpoint: \"https://d.openai.azure.com\", tpm: 10000, auth: {api_key_env: K}}\n"
+
+func TestParseReadsEveryPart(t *testing.T) {
+	f, _, err := config.Parse("headroom.yaml", []byte("margin: 0.9\ninteractive_floor: 0\n"+base+"calltypes:\n  yes-no: {max_tokens: 48}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Budget.Margin != 0.9 || *f.Budget.InteractiveFloor != 0 || len(f.Budget.Deployments) != 1 || f.Budget.Deployments[0].RPM != 60 {
+		t.Errorf("budget part = %+v", f.Budget)
+	}
+	types := calltypes.Default()
+	if err := f.Apply(types); err != nil {
+		t.Fatal(err)
+	}
+	if yn, _ := types.Lookup(calltypes.YesNo); yn.MaxTokens != 48 {
+		t.Errorf("yes-no cap %d, want 48", yn.MaxTokens)
+	}
+}
+
+func TestErrorsNameFileLineAndField(t *testing.T) {
+	for src, want := range map[string]string{
+		base + "calltypes:\n  yes-no: {max_tokenz: 48}\n":         `headroom.yaml:4`,
+		base + "colour: blue\n":                                   `headroom.yaml:3`,
+		"margin: 7\n" + base:                                      `headroom.yaml:1: margin: 7 is not a share`,
+		base + "calltypes:\n  extract-tabel: {max_tokens: 100}\n": `headroom.yaml:4: calltypes.extract-tabel: `,
+		base + "calltypes:\n  yes-no: {max_tokens: 999999}\n":     `headroom.yaml:4: calltypes.yes-no: `,
+	} {
+		f, _, err := config.Parse("headroom.yaml", []byte(src))
+		if err == nil {
+			err = f.Apply(calltypes.Default())
+		}
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want %q", src, err, want)
+		}
+	}
+}
+
+func TestLoadRefusesWhatIsNotAConfig(t *testing.T) {
+	if _, _, err := config.Load("/dev/zero"); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+		t.Errorf("/dev/zero: %v", err)
+	}
+	big := filepath.Join(t.TempDir(), "big.yaml")
+	if err := os.WriteFile(big, make([]byte, 2<<20), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := config.Load(big); err == nil || !strings.Contains(err.Error(), "at most") {
+		t.Errorf("2 MiB file: %v", err)
+	}
+	if _, _, err := config.Load("../testdata/configs/headroom.yaml"); err != nil {
+		t.Errorf("the sample config: %v", err)
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	f.Add([]byte(base + "calltypes:\n  yes-no: {max_tokens: 48}\n"))
+	f.Add([]byte("margin: [\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, _, err := config.Parse("f.yaml", data)
+		if err != nil {
+			return
+		}
+		_ = c.Apply(calltypes.Default())
+	})
+}

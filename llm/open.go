@@ -1,0 +1,101 @@
+package llm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/headroom-agent/headroom/budget"
+	"github.com/headroom-agent/headroom/calltypes"
+	"github.com/headroom-agent/headroom/config"
+)
+
+// Options shape the Caller that Open builds. The zero value works: the
+// built-in types, failing truncated answers, no cassette.
+type Options struct {
+	// Types is the registry to call through; default calltypes.Default().
+	// The config's overrides are applied to it.
+	Types      *calltypes.Registry
+	Truncation Truncation
+	// Record appends every exchange to this cassette file.
+	Record string
+	// Replay answers every call from this cassette file: no budget is
+	// opened and nothing goes out.
+	Replay     string
+	Dispatcher DispatcherOptions
+	Router     budget.RouterOptions
+}
+
+// Open builds the Caller a config describes: its call-type overrides
+// applied, a router over its deployments counting in its store (the
+// shared Redis one when it names one, through the driver
+// budget/redisstore registers; else in memory), a dispatcher holding the
+// deployments' keys, and the cassette o asks for. Close the Caller when
+// done. Every problem with the config is an error naming its file, line
+// and field.
+func Open(ctx context.Context, f *config.File, o Options) (*Caller, error) {
+	if f == nil {
+		return nil, errors.New("llm: no config: pass one, or open the embedded default (llm/embedded)")
+	}
+	if o.Record != "" && o.Replay != "" {
+		return nil, errors.New("llm: record and replay do not go together: replay already writes nothing new")
+	}
+	c := &Caller{Types: o.Types, Truncation: o.Truncation}
+	if c.Types == nil {
+		c.Types = calltypes.Default()
+	}
+	if err := f.Apply(c.Types); err != nil {
+		return nil, err
+	}
+	if o.Replay != "" {
+		if err := c.replayFrom(o.Replay); err != nil {
+			return nil, err
+		}
+		return c, nil
+	}
+	cfg := &f.Budget
+	if _, err := cfg.Validate(); err != nil { // a no-op for a file Parse checked; a check for one built in code
+		return nil, fmt.Errorf("llm: config: %w", err)
+	}
+	store, err := budget.OpenStore(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	c.onClose(store.Close)
+	router, err := budget.NewRouter(store, cfg, o.Router)
+	if err == nil {
+		c.Dispatcher, err = NewDispatcher(router, cfg, o.Dispatcher)
+	}
+	if err == nil && o.Record != "" {
+		err = c.recordTo(o.Record)
+	}
+	if err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// replayFrom answers the caller's calls from a cassette file.
+func (c *Caller) replayFrom(path string) error {
+	fh, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("llm: replay: %w", err)
+	}
+	defer fh.Close()
+	c.Cassette, err = LoadCassette(fh, path)
+	return err
+}
+
+// recordTo appends the caller's exchanges to a cassette file, scrubbed of
+// the dispatcher's keys.
+func (c *Caller) recordTo(path string) error {
+	fh, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+	if err != nil {
+		return fmt.Errorf("llm: record: %w", err)
+	}
+	c.onClose(fh.Close)
+	c.Cassette = NewCassette(fh, c.Dispatcher.Secrets()...)
+	return nil
+}

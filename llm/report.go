@@ -1,0 +1,38 @@
+package llm
+
+// Report is what one call did: its type and cap, where it went, what it
+// was charged and used, how long it took and what it met on the way. The
+// caller returns it, a cassette keeps one beside each exchange, and
+// `headroom call` and an agent's result print it.
+type Report struct {
+	Type       string `json:"type"`
+	Deployment string `json:"deployment"` // the one that answered last
+	MaxTokens  int64  `json:"max_tokens"` // the cap sent; twice the type's after a truncation retry
+	N          int64  `json:"n"`
+	// PromptTokens is the prompt as the deployment counted it, on the
+	// call's first request.
+	PromptTokens   int64 `json:"prompt_tokens"`
+	TokensReserved int64 `json:"tokens_reserved"` // charged to the budget, over every request
+	TokensUsed     int64 `json:"tokens_used"`     // what the answers used
+	LatencyMS      int64 `json:"latency_ms"`
+	// Retries counts the requests beyond the first: the router's retries
+	// on 429s, 5xx and timeouts, a truncation retry, a repair request.
+	Retries int `json:"retries"`
+	// RateLimited counts the 429s met on the way.
+	RateLimited int `json:"rate_limited"`
+}
+
+// add folds another request of the same call into r.
+func (r *Report) add(x Report) {
+	if r.PromptTokens == 0 {
+		r.PromptTokens = x.PromptTokens
+	}
+	if x.Deployment != "" {
+		r.Deployment = x.Deployment
+	}
+	r.TokensReserved += x.TokensReserved
+	r.TokensUsed += x.TokensUsed
+	r.LatencyMS += x.LatencyMS
+	r.Retries += x.Retries
+	r.RateLimited += x.RateLimited
+}
