@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"time"
-
-	"github.com/headroom-agent/headroom/budget"
 )
 
 // Config describes the simulated Azure OpenAI resources, their deployments and
@@ -125,9 +123,6 @@ const DefaultWindow = time.Minute
 // model-dependent default that is large on newer models; the pessimistic
 // reading keeps clients honest about setting one.
 const defaultMaxTokens = 4096
-
-// DefaultRPM is the request limit that comes with tpm of quota for model.
-func DefaultRPM(model string, tpm int64) int64 { return budget.DefaultRPM(model, tpm) }
 
 // ParseDeploymentFlag parses the NAME:TPM[:RPM] form of --deployment.
 func ParseDeploymentFlag(s string) (Deployment, error) {

@@ -1,6 +1,7 @@
 package azuresim
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -55,42 +56,92 @@ func (s *Sim) HandlerFor(addr string) http.Handler {
 	return mux
 }
 
-// Serve listens on mainAddr and on every address a resource asked for,
-// calls ready with each bound address, and serves until ctx ends; then it
-// lets calls in flight finish for a few seconds.
-func (s *Sim) Serve(ctx context.Context, mainAddr string, ready func(resourceAddr, bound string)) error {
+// Running is a simulator started by Start: listening, serving, until it
+// is closed.
+type Running struct {
+	// URL is the base URL of the main address, such as http://127.0.0.1:41234.
+	URL string
+	// Bound lists every address served, the main one first.
+	Bound []Bound
+
+	servers []*http.Server
+	errc    chan error
+}
+
+// Bound is one address a simulator serves on.
+type Bound struct {
+	// Resource is the address the resources asked for; "" is the main one.
+	Resource string
+	// Addr is the address bound, host:port.
+	Addr string
+}
+
+// Start listens on mainAddr ("127.0.0.1:0" picks a free loopback port) and
+// on every address a resource asked for, and serves them in the
+// background. It returns once every listener is bound, so the URLs can be
+// used at once.
+func (s *Sim) Start(mainAddr string) (*Running, error) {
 	addrs := append([]string{""}, s.Addrs()...)
-	servers := make([]*http.Server, 0, len(addrs))
-	errc := make(chan error, len(addrs))
+	r := &Running{errc: make(chan error, len(addrs))}
+	lns := make([]net.Listener, 0, len(addrs))
 	for _, a := range addrs {
-		listen := a
-		if listen == "" {
-			listen = mainAddr
-		}
-		ln, err := net.Listen("tcp", listen)
+		ln, err := net.Listen("tcp", cmp.Or(a, mainAddr))
 		if err != nil {
-			for _, srv := range servers {
-				srv.Close()
+			for _, ln := range lns {
+				ln.Close()
 			}
-			return err
+			return nil, err
 		}
-		srv := &http.Server{Handler: s.HandlerFor(a), ReadHeaderTimeout: 10 * time.Second}
-		servers = append(servers, srv)
-		if ready != nil {
-			ready(a, ln.Addr().String())
-		}
-		go func() { errc <- srv.Serve(ln) }()
+		lns = append(lns, ln)
+		r.Bound = append(r.Bound, Bound{Resource: a, Addr: ln.Addr().String()})
+		r.servers = append(r.servers, &http.Server{Handler: s.HandlerFor(a), ReadHeaderTimeout: 10 * time.Second})
 	}
+	r.URL = "http://" + r.Bound[0].Addr
+	for i, srv := range r.servers {
+		go func() { r.errc <- srv.Serve(lns[i]) }()
+	}
+	return r, nil
+}
+
+// Close stops serving at once, cutting calls in flight.
+func (r *Running) Close() error {
 	var err error
+	for _, srv := range r.servers {
+		err = cmp.Or(err, srv.Close())
+	}
+	return err
+}
+
+// Shutdown stops listening and waits for calls in flight to finish, or
+// for ctx to end.
+func (r *Running) Shutdown(ctx context.Context) error {
+	var err error
+	for _, srv := range r.servers {
+		err = cmp.Or(err, srv.Shutdown(ctx))
+	}
+	return err
+}
+
+// Serve starts the simulator (see Start), calls ready with each bound
+// address, and serves until ctx ends; then it lets calls in flight finish
+// for a few seconds.
+func (s *Sim) Serve(ctx context.Context, mainAddr string, ready func(resourceAddr, bound string)) error {
+	r, err := s.Start(mainAddr)
+	if err != nil {
+		return err
+	}
+	if ready != nil {
+		for _, b := range r.Bound {
+			ready(b.Resource, b.Addr)
+		}
+	}
 	select {
 	case <-ctx.Done():
-	case err = <-errc:
+	case err = <-r.errc:
 	}
 	shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	for _, srv := range servers {
-		_ = srv.Shutdown(shut)
-	}
+	_ = r.Shutdown(shut)
 	if errors.Is(err, http.ErrServerClosed) {
 		err = nil
 	}

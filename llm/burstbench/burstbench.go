@@ -361,28 +361,22 @@ func Simulated(ctx context.Context, window time.Duration) (Target, func(), error
 	if err != nil {
 		return Target{}, nil, fmt.Errorf("simulator: %w", err)
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	bound := make(chan string, 1)
-	served := make(chan error, 1)
-	go func() {
-		served <- sim.Serve(ctx, "127.0.0.1:0", func(_, addr string) { bound <- addr })
-	}()
-	select {
-	case addr := <-bound:
-		t.Endpoint = "http://" + addr
-	case err := <-served:
-		cancel()
-		return Target{}, nil, fmt.Errorf("simulator: %w", cmp.Or(err, context.Canceled))
+	srv, err := sim.Start("127.0.0.1:0")
+	if err != nil {
+		return Target{}, nil, fmt.Errorf("simulator: %w", err)
 	}
+	t.Endpoint = srv.URL
 	t.Client = NewClient()
 	var once sync.Once
 	stop := func() {
 		once.Do(func() {
 			t.Client.CloseIdleConnections()
-			cancel()
-			<-served
+			shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			srv.Shutdown(shut)
 		})
 	}
+	context.AfterFunc(ctx, stop)
 	return t, stop, nil
 }
 

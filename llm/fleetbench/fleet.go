@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
-	"net/http"
 	"os/exec"
 	"sync"
 	"time"
@@ -138,12 +136,10 @@ func runOne(ctx context.Context, o Options, strategy string) (Row, error) {
 	if err != nil {
 		return Row{}, err
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	srv, err := sim.Start("127.0.0.1:0")
 	if err != nil {
 		return Row{}, err
 	}
-	srv := &http.Server{Handler: sim.Handler()}
-	go srv.Serve(ln)
 	defer srv.Close()
 
 	// Start on a window boundary far enough ahead for the processes to
@@ -152,7 +148,7 @@ func runOne(ctx context.Context, o Options, strategy string) (Row, error) {
 	start := (time.Now().Add(1500*time.Millisecond).UnixMilli()/w + 1) * w
 	end := start + int64(o.Windows)*w
 	spec := WorkerSpec{
-		Strategy: strategy, Endpoint: "http://" + ln.Addr().String(), Deployments: o.Deployments,
+		Strategy: strategy, Endpoint: srv.URL, Deployments: o.Deployments,
 		StartMS: start, EndMS: end, Redis: o.Redis, Prefix: "fleet:" + budget.NewID(),
 		Window: o.Window.String(), Margin: o.Margin,
 	}
