@@ -57,8 +57,9 @@ func (c *Caller) Close() error {
 	return errors.Join(errs...)
 }
 
-// onClose adds f to what Close runs.
-func (c *Caller) onClose(f func() error) {
+// OnClose adds f to what Close runs (last added, first run): a package
+// that opens a Caller on something it started stops it there.
+func (c *Caller) OnClose(f func() error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.closed = append(c.closed, f)

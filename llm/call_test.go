@@ -14,6 +14,8 @@ import (
 
 	"github.com/headroom-agent/headroom/budget"
 	"github.com/headroom-agent/headroom/calltypes"
+	"github.com/headroom-agent/headroom/config"
+	"github.com/headroom-agent/headroom/internal/redact"
 	"github.com/headroom-agent/headroom/llm/azuresim"
 	"github.com/headroom-agent/headroom/llm/azuresim/heuristic"
 	"github.com/headroom-agent/headroom/llm/tokens"
@@ -47,16 +49,13 @@ func newSimCaller(t *testing.T, reply string, models map[string]azuresim.Model) 
 		h.ServeHTTP(w, r)
 	}))
 	t.Cleanup(ts.Close)
-	cfg := &budget.Config{Deployments: []budget.Deployment{{Name: "d", Endpoint: ts.URL, Model: "gpt-4o", TPM: 1_000_000, Auth: budget.Auth{APIKeyEnv: "K"}}}}
-	if _, err := cfg.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	b, err := OpenBudget(context.Background(), cfg, DispatcherOptions{Getenv: func(string) string { return "sk-test-secret-0123456789" }})
+	f := &config.File{Budget: budget.Config{Deployments: []budget.Deployment{{Name: "d", Endpoint: ts.URL, Model: "gpt-4o", TPM: 1_000_000, Auth: budget.Auth{APIKeyEnv: "K"}}}}}
+	c, err := Open(context.Background(), f, Options{Dispatcher: DispatcherOptions{Getenv: func(string) string { return "sk-test-secret-0123456789" }}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(b.Close)
-	sc.Caller = &Caller{Types: calltypes.Default(), Dispatcher: b.Dispatcher}
+	t.Cleanup(func() { c.Close() })
+	sc.Caller = c
 	return sc
 }
 
@@ -81,7 +80,7 @@ var inputs = map[string]any{
 func TestEveryBuiltinCarriesItsOwnCapAndN(t *testing.T) {
 	sc := newSimCaller(t, "heuristic", map[string]azuresim.Model{"heuristic": heuristic.Model{}})
 	for _, typ := range calltypes.Default().Types() {
-		rec, err := sc.Call(context.Background(), typ.Name, inputs[typ.Name], CallOptions{})
+		out, rec, err := sc.Call(context.Background(), typ.Name, inputs[typ.Name], CallOptions{})
 		if err != nil {
 			t.Fatalf("%s: %v", typ.Name, err)
 		}
@@ -100,7 +99,7 @@ func TestEveryBuiltinCarriesItsOwnCapAndN(t *testing.T) {
 		// plus the cap.
 		in, _ := json.Marshal(inputs[typ.Name])
 		want := Estimate([]tokens.Message{{Role: "system", Content: typ.System}, {Role: "user", Content: string(in)}}, typ.MaxTokens, 1)
-		if rec.TokensReserved != want || rec.MaxTokens != typ.MaxTokens || rec.N != 1 || rec.Deployment != "d" || rec.Output == nil {
+		if rec.TokensReserved != want || rec.MaxTokens != typ.MaxTokens || rec.N != 1 || rec.Deployment != "d" || out == nil {
 			t.Errorf("%s: record %+v, want %d reserved", typ.Name, rec, want)
 		}
 	}
@@ -130,10 +129,10 @@ func TestTruncatedAnswersNeverReachTheCaller(t *testing.T) {
 			t.Fatal(err)
 		}
 		sc.Truncation = policy
-		rec, err := sc.Call(context.Background(), "tiny", goalOnly{Goal: "a goal that is longer than three tokens"}, CallOptions{})
+		out, _, err := sc.Call(context.Background(), "tiny", goalOnly{Goal: "a goal that is longer than three tokens"}, CallOptions{})
 		var tr *TruncatedError
-		if !errors.As(err, &tr) || rec.Output != nil {
-			t.Fatalf("policy %d: %v, output %v", policy, err, rec.Output)
+		if !errors.As(err, &tr) || out != nil {
+			t.Fatalf("policy %d: %v, output %v", policy, err, out)
 		}
 		wantCalls, wantCap := 1, int64(3)
 		if policy == RetryTruncated {
@@ -147,8 +146,8 @@ func TestTruncatedAnswersNeverReachTheCaller(t *testing.T) {
 	sc := newSimCaller(t, "echo", nil)
 	sc.Types.Register(tinyType(6)) // the answer is about 8 tokens
 	sc.Truncation = RetryTruncated
-	rec, err := sc.Call(context.Background(), "tiny", goalOnly{Goal: "short goal here now"}, CallOptions{})
-	if err != nil || rec.MaxTokens != 12 || rec.Output.(goalOnly).Goal != "short goal here now" {
+	out, rec, err := sc.Call(context.Background(), "tiny", goalOnly{Goal: "short goal here now"}, CallOptions{})
+	if err != nil || rec.MaxTokens != 12 || out.(goalOnly).Goal != "short goal here now" || rec.Retries != 1 {
 		t.Errorf("retry with twice the cap: %+v, %v", rec, err)
 	}
 }
@@ -172,8 +171,8 @@ func (f *flaky) Reply(r azuresim.Request) string {
 func TestInvalidAnswerGetsOneRepair(t *testing.T) {
 	sc := newSimCaller(t, "flaky", map[string]azuresim.Model{"flaky": &flaky{}})
 	sc.Types.Register(tinyType(64))
-	rec, err := sc.Call(context.Background(), "tiny", goalOnly{Goal: "g"}, CallOptions{})
-	if err != nil || rec.Output.(goalOnly).Goal != "fixed" {
+	out, rec, err := sc.Call(context.Background(), "tiny", goalOnly{Goal: "g"}, CallOptions{})
+	if err != nil || out.(goalOnly).Goal != "fixed" || rec.Retries != 1 {
 		t.Fatalf("repair: %+v, %v", rec, err)
 	}
 	msgs := sc.bodies[1]["messages"].([]any)
@@ -187,7 +186,7 @@ func TestInvalidAnswerGetsOneRepair(t *testing.T) {
 	// An answer still invalid after the repair is a typed error.
 	sc = newSimCaller(t, "echo", nil)
 	sc.Types.Register(tinyType(64))
-	_, err = sc.Call(context.Background(), "tiny", map[string]any{"not": "a plan input"}, CallOptions{})
+	_, _, err = sc.Call(context.Background(), "tiny", map[string]any{"not": "a plan input"}, CallOptions{})
 	var inv *InvalidOutputError
 	if !errors.As(err, &inv) || sc.Stats()["tiny"].Invalid != 1 || len(sc.bodies) != 2 {
 		t.Fatalf("invalid twice: %v (%d requests)", err, len(sc.bodies))
@@ -197,8 +196,12 @@ func TestInvalidAnswerGetsOneRepair(t *testing.T) {
 func TestCassetteRecordsAndReplaysByteIdentically(t *testing.T) {
 	sc := newSimCaller(t, "heuristic", map[string]azuresim.Model{"heuristic": heuristic.Model{}})
 	var first bytes.Buffer
-	sc.Cassette = NewRecorder(&first, sc.Dispatcher.Secrets()...)
-	var want []Record
+	sc.Cassette = NewCassette(&first, sc.Dispatcher.Secrets()...)
+	type answer struct {
+		Output any
+		Report Report
+	}
+	var want []answer
 	// The key ends up in a page by accident: it must not reach the cassette.
 	leaky := inputs["yes-no"].(calltypes.CheckInput)
 	leaky.Page.Text += " token=sk-test-secret-0123456789"
@@ -207,13 +210,13 @@ func TestCassetteRecordsAndReplaysByteIdentically(t *testing.T) {
 		in  any
 	}{{"planning", inputs["planning"]}, {"click-pick", inputs["click-pick"]}, {"yes-no", leaky}, {"summarize", inputs["summarize"]}, {"click-pick", inputs["click-pick"]}}
 	for _, c := range calls {
-		rec, err := sc.Call(context.Background(), c.typ, c.in, CallOptions{})
+		out, rec, err := sc.Call(context.Background(), c.typ, c.in, CallOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		want = append(want, rec)
+		want = append(want, answer{out, rec})
 	}
-	if strings.Contains(first.String(), "sk-test-secret") || !strings.Contains(first.String(), "[REDACTED]") {
+	if strings.Contains(first.String(), "sk-test-secret") || !strings.Contains(first.String(), redact.Marker) {
 		t.Fatalf("the key reached the cassette")
 	}
 
@@ -226,11 +229,11 @@ func TestCassetteRecordsAndReplaysByteIdentically(t *testing.T) {
 	cas.RecordTo(&second)
 	replayer := &Caller{Types: calltypes.Default(), Cassette: cas}
 	for i, c := range calls {
-		rec, err := replayer.Call(context.Background(), c.typ, c.in, CallOptions{})
+		out, rec, err := replayer.Call(context.Background(), c.typ, c.in, CallOptions{})
 		if err != nil {
 			t.Fatalf("replay %d: %v", i, err)
 		}
-		a, _ := json.Marshal(rec)
+		a, _ := json.Marshal(answer{out, rec})
 		b, _ := json.Marshal(want[i])
 		if !bytes.Equal(a, b) {
 			t.Errorf("replayed record %s, recorded %s", a, b)
@@ -243,14 +246,14 @@ func TestCassetteRecordsAndReplaysByteIdentically(t *testing.T) {
 	// A request the cassette did not record says what differs.
 	changed := inputs["summarize"].(calltypes.SummaryInput)
 	changed.Goal = "what do road shoes cost"
-	_, err = replayer.Call(context.Background(), "summarize", changed, CallOptions{})
+	_, _, err = replayer.Call(context.Background(), "summarize", changed, CallOptions{})
 	if !errors.Is(err, ErrReplayMismatch) || !strings.Contains(err.Error(), "messages[1].content") {
 		t.Errorf("mismatch: %v", err)
 	}
 }
 
-func TestConfigOverridesCaps(t *testing.T) {
-	cfg, _, err := budget.ParseConfig("headroom.yaml", []byte(`
+func TestOpenAppliesTheConfigsOverrides(t *testing.T) {
+	f, _, err := config.Parse("headroom.yaml", []byte(`
 deployments:
   - {name: d, endpoint: "https://d.openai.azure.com", tpm: 10000, auth: {api_key_env: K}}
 calltypes:
@@ -260,27 +263,44 @@ calltypes:
 	if err != nil {
 		t.Fatal(err)
 	}
-	types := calltypes.Default()
-	if err := ApplyOverrides(cfg, types); err != nil {
+	c, err := Open(context.Background(), f, Options{Dispatcher: DispatcherOptions{Getenv: func(string) string { return "k" }}})
+	if err != nil {
 		t.Fatal(err)
 	}
-	if ct, _ := types.Lookup("click-pick"); ct.MaxTokens != 128 {
+	defer c.Close()
+	if ct, _ := c.Types.Lookup("click-pick"); ct.MaxTokens != 128 {
 		t.Errorf("click-pick cap %d", ct.MaxTokens)
 	}
-	if st, _ := types.Lookup("summarize"); st.MaxTokens != 1200 || st.Priority != calltypes.Background {
+	if st, _ := c.Types.Lookup("summarize"); st.MaxTokens != 1200 || st.Priority != calltypes.Background {
 		t.Errorf("summarize %+v", st)
 	}
-	for src, want := range map[string]string{
-		"calltypes:\n  extract-tabel: {max_tokens: 100}\n": `headroom.yaml:8: calltypes.extract-tabel: `,
-		"calltypes:\n  yes-no: {max_tokens: 0, n: 3}\n":    `headroom.yaml:8: calltypes.yes-no: `,
-		"calltypes:\n  yes-no: {max_tokens: 999999}\n":     `headroom.yaml:8: calltypes.yes-no: `,
-	} {
-		cfg, _, err := budget.ParseConfig("headroom.yaml", []byte("deployments:\n  - {name: d, endpoint: \"https://d.openai.azure.com\", tpm: 10000, auth: {api_key_env: K}}\n\n\n\n\n"+src))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := ApplyOverrides(cfg, calltypes.Default()); err == nil || !strings.HasPrefix(err.Error(), want) {
-			t.Errorf("override %q: %v, want %s…", src, err, want)
-		}
+	// A config built in code is validated too.
+	bad := &config.File{Budget: budget.Config{Margin: 7, Deployments: f.Budget.Deployments}}
+	if _, err := Open(context.Background(), bad, Options{}); err == nil || !strings.Contains(err.Error(), "margin") {
+		t.Errorf("margin 7: %v", err)
+	}
+	// A Redis URL with no driver linked says what to import.
+	noDriver := &config.File{Budget: budget.Config{Redis: "redis://127.0.0.1:1/0", Deployments: f.Budget.Deployments}}
+	if _, err := Open(context.Background(), noDriver, Options{}); err == nil || !strings.Contains(err.Error(), "budget/redisstore") {
+		t.Errorf("redis without its driver: %v", err)
+	}
+}
+
+func TestTypedCallChecksItsTypes(t *testing.T) {
+	sc := newSimCaller(t, "heuristic", map[string]azuresim.Model{"heuristic": heuristic.Model{}})
+	a, rep, err := Call(context.Background(), sc.Caller, calltypes.PickCall, inputs["click-pick"].(calltypes.PickInput), CallOptions{Session: "s1"})
+	if err != nil || rep.Type != calltypes.ClickPick || rep.PromptTokens == 0 || rep.TokensUsed == 0 {
+		t.Fatalf("typed click-pick: %+v, %+v, %v", a, rep, err)
+	}
+	if back, err := calltypes.ParseAction(a.String()); err != nil || back.Kind != a.Kind || back.Index != a.Index {
+		t.Errorf("the answer %+v does not read back from %q: %+v, %v", a, a, back, err)
+	}
+	// A typed name whose registered parser gives another type fails
+	// plainly, never with a panic.
+	wrong := calltypes.Typed[goalOnly, calltypes.Plan]("tiny")
+	sc2 := newSimCaller(t, "echo", nil)
+	sc2.Types.Register(tinyType(64))
+	if _, _, err := Call(context.Background(), sc2.Caller, wrong, goalOnly{Goal: "g"}, CallOptions{}); err == nil || !strings.Contains(err.Error(), "JSONParser") {
+		t.Errorf("mismatched typed name: %v", err)
 	}
 }

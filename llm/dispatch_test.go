@@ -74,8 +74,8 @@ func TestChatGoesThroughTheBudget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Choices[0].Message.Content != "click #37" || r.Deployment != "a" || r.Reserved != 100 {
-		t.Errorf("answer %q on %s, reserved %d", res.Choices[0].Message.Content, r.Deployment, r.Reserved)
+	if res.Choices[0].Message.Content != "click #37" || r.Deployment != "a" || r.TokensReserved != 100 {
+		t.Errorf("answer %q on %s, reserved %d", res.Choices[0].Message.Content, r.Deployment, r.TokensReserved)
 	}
 	m := f.router.Metrics.Snapshot()
 	if m.Completed != 1 || m.ByDeployment["a"] != 1 {
@@ -196,7 +196,7 @@ deployments:
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	turn := func(prev string) (*responses.Response, Result, error) {
+	turn := func(prev string) (*responses.Response, Report, error) {
 		p := responses.ResponseNewParams{Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("next step")}}
 		if prev != "" {
 			p.PreviousResponseID = openai.String(prev)

@@ -10,6 +10,7 @@ import (
 	"github.com/headroom-agent/headroom/llm"
 	"github.com/headroom-agent/headroom/llm/azuresim"
 	"github.com/headroom-agent/headroom/llm/azuresim/heuristic"
+	"github.com/headroom-agent/headroom/llm/embedded"
 )
 
 // Table is the answer of the extract-table type.
@@ -55,24 +56,52 @@ func Example_extractTable() {
 		fmt.Println(err)
 		return
 	}
-	b, err := llm.OpenEmbeddedModel(context.Background(), tableModel{})
+	caller, err := embedded.OpenModel(context.Background(), tableModel{}, llm.Options{Types: types})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	defer b.Close()
-	caller := &llm.Caller{Types: types, Dispatcher: b.Dispatcher}
+	defer caller.Close()
 	input := calltypes.SummaryInput{Goal: "list the shoes and their prices", Page: calltypes.Page{
 		URL: "https://shop.example/search?q=trail", Text: "Trail Runner 4 GTX, 89 EUR. Speedgoat 5, 96 EUR.",
 	}}
-	rec, err := caller.Call(context.Background(), "extract-table", input, llm.CallOptions{})
+	out, rep, err := caller.Call(context.Background(), "extract-table", input, llm.CallOptions{})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println(rec.Type, rec.MaxTokens, rec.N, rec.Deployment)
-	fmt.Println(rec.Output.(Table).Rows)
+	fmt.Println(rep.Type, rep.MaxTokens, rep.N, rep.Deployment)
+	fmt.Println(out.(Table).Rows)
 	// Output:
 	// extract-table 400 1 gpt-4o-mini
 	// [[Trail Runner 4 GTX 89 EUR] [Speedgoat 5 96 EUR]]
+}
+
+// A built-in call through its typed name: the input is checked by the
+// compiler and the answer comes back as a calltypes.Action, with what the
+// call cost beside it.
+func ExampleCall() {
+	caller, err := embedded.Open(context.Background(), llm.Options{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer caller.Close()
+	in := calltypes.PickInput{
+		Goal: `search for "walnut desk"`,
+		Page: calltypes.Page{URL: "https://shop.example/", Title: "Shop", Elements: []calltypes.Element{
+			{Index: 0, Role: "searchbox", Name: "Search", Tag: "input", Type: "search"},
+			{Index: 1, Role: "button", Name: "Go", Tag: "button"},
+		}},
+	}
+	action, rep, err := llm.Call(context.Background(), caller, calltypes.PickCall, in, llm.CallOptions{Session: "task-1"})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(action)
+	fmt.Println(rep.Type, rep.MaxTokens, rep.N, rep.TokensReserved > rep.TokensUsed)
+	// Output:
+	// type [0] "walnut desk"
+	// click-pick 192 1 true
 }

@@ -62,7 +62,7 @@ func Open(ctx context.Context, f *config.File, o Options) (*Caller, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.onClose(store.Close)
+	c.OnClose(store.Close)
 	router, err := budget.NewRouter(store, cfg, o.Router)
 	if err == nil {
 		c.Dispatcher, err = NewDispatcher(router, cfg, o.Dispatcher)
@@ -95,7 +95,7 @@ func (c *Caller) recordTo(path string) error {
 	if err != nil {
 		return fmt.Errorf("llm: record: %w", err)
 	}
-	c.onClose(fh.Close)
+	c.OnClose(fh.Close)
 	c.Cassette = NewCassette(fh, c.Dispatcher.Secrets()...)
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/headroom-agent/headroom/calltypes"
 	"github.com/headroom-agent/headroom/llm"
+	"github.com/headroom-agent/headroom/llm/embedded"
 )
 
 // benchCaps compares each built-in type's charge against the rate limit
@@ -19,7 +20,7 @@ func benchCaps(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if code, done := parse(fs, args, stdout); done {
 		return code
 	}
-	b, err := llm.OpenEmbedded(ctx)
+	b, err := embedded.Open(ctx, llm.Options{})
 	if err != nil {
 		fprintf(stderr, "headroom bench caps: %v\n", err)
 		return exitFailed

@@ -66,44 +66,16 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 
-	caller := &llm.Caller{Types: types}
+	o := llm.Options{Types: types, Record: *record, Replay: *replay}
 	if *retry {
-		caller.Truncation = llm.RetryTruncated
+		o.Truncation = llm.RetryTruncated
 	}
-	cfg, code := loadConfig(*configFile, types, stderr)
-	if code != exitOK {
+	caller, code := openCaller(ctx, *configFile, o, stderr)
+	if caller == nil {
 		return code
 	}
-	switch {
-	case *replay != "":
-		f, err := os.Open(*replay)
-		if err != nil {
-			fprintf(stderr, "headroom call: --replay: %v\n", err)
-			return exitUsage
-		}
-		defer f.Close()
-		if caller.Cassette, err = llm.LoadCassette(f, *replay); err != nil {
-			fprintf(stderr, "headroom call: %v\n", err)
-			return exitUsage
-		}
-	default:
-		b, code := openBudget(ctx, cfg, stderr)
-		if b == nil {
-			return code
-		}
-		defer b.Close()
-		caller.Dispatcher = b.Dispatcher
-		if *record != "" {
-			f, err := os.OpenFile(*record, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
-			if err != nil {
-				fprintf(stderr, "headroom call: --record: %v\n", err)
-				return exitUsage
-			}
-			defer f.Close()
-			caller.Cassette = llm.NewRecorder(f, b.Dispatcher.Secrets()...)
-		}
-	}
-	rec, err := caller.Call(ctx, typeName, in, llm.CallOptions{})
+	defer caller.Close()
+	out, rep, err := caller.Call(ctx, typeName, in, llm.CallOptions{})
 	if err != nil {
 		fprintf(stderr, "headroom call: %v\n", err)
 		if errors.Is(err, budget.ErrShed) || errors.Is(err, budget.ErrTooLarge) {
@@ -114,51 +86,10 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		return exitFailed
 	}
-	return printJSON(stdout, rec)
-}
-
-// loadConfig reads the config file (or $HEADROOM_CONFIG), prints its
-// warnings and applies its call-type overrides to types. No file is no
-// config: the embedded default. On failure it has reported the error.
-func loadConfig(file string, types *calltypes.Registry, stderr io.Writer) (*budget.Config, int) {
-	if file == "" {
-		file = os.Getenv("HEADROOM_CONFIG")
-	}
-	if file == "" {
-		return nil, exitOK
-	}
-	cfg, warnings, err := budget.LoadConfig(file)
-	if err != nil {
-		fprintf(stderr, "headroom: %v\n", err)
-		return nil, exitUsage
-	}
-	for _, w := range warnings {
-		fprintf(stderr, "headroom: warning: %s\n", w)
-	}
-	if err := llm.ApplyOverrides(cfg, types); err != nil {
-		fprintf(stderr, "headroom: %v\n", err)
-		return nil, exitUsage
-	}
-	return cfg, exitOK
-}
-
-// openBudget opens cfg's budget, or the embedded default when cfg is nil.
-// On failure it has reported the error and returns the exit code.
-func openBudget(ctx context.Context, cfg *budget.Config, stderr io.Writer) (*llm.Budget, int) {
-	if cfg == nil {
-		b, err := llm.OpenEmbedded(ctx)
-		if err != nil {
-			fprintf(stderr, "headroom: the embedded simulator: %v\n", err)
-			return nil, exitFailed
-		}
-		return b, exitOK
-	}
-	b, err := llm.OpenBudget(ctx, cfg, llm.DispatcherOptions{})
-	if err != nil {
-		fprintf(stderr, "headroom: %v\n", err)
-		return nil, exitUsage
-	}
-	return b, exitOK
+	return printJSON(stdout, struct {
+		llm.Report
+		Output any `json:"output"`
+	}{rep, out})
 }
 
 // decodeInput reads a call's input: one JSON value, nothing after it.

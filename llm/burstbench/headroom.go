@@ -28,11 +28,8 @@ func Headroom(t Target) Strategy {
 			if _, err := cfg.Validate(); err != nil {
 				panic(err) // built from constants and a positive RPM: a bug
 			}
-			extra := maxAttempts - 1 // the pool has one deployment
-			if extra <= 0 {
-				extra = -1
-			}
-			router, err := budget.NewRouter(budget.NewMemStore(budget.MemOptions{Window: cfg.Window}), cfg, budget.RouterOptions{ExtraWaits: extra})
+			extra := max(0, maxAttempts-1) // the pool has one deployment
+			router, err := budget.NewRouter(budget.NewMemStore(budget.MemOptions{Window: cfg.Window}), cfg, budget.RouterOptions{ExtraWaits: &extra})
 			if err != nil {
 				panic(err)
 			}

@@ -1,0 +1,44 @@
+package main
+
+import (
+	"context"
+	"io"
+	"os"
+
+	_ "github.com/headroom-agent/headroom/budget/redisstore" // redis:// in a config
+	"github.com/headroom-agent/headroom/config"
+	"github.com/headroom-agent/headroom/llm"
+	"github.com/headroom-agent/headroom/llm/embedded"
+)
+
+// openCaller opens the Caller every command that calls a model uses: the
+// config file's (the flag's, else $HEADROOM_CONFIG), or the embedded
+// default when there is none. It prints the config's warnings; on failure
+// it has reported the error and returns the exit code.
+func openCaller(ctx context.Context, file string, o llm.Options, stderr io.Writer) (*llm.Caller, int) {
+	if file == "" {
+		file = os.Getenv(config.Env)
+	}
+	if file == "" {
+		c, err := embedded.Open(ctx, o)
+		if err != nil {
+			fprintf(stderr, "headroom: the embedded default: %v\n", err)
+			return nil, exitFailed
+		}
+		return c, exitOK
+	}
+	f, warnings, err := config.Load(file)
+	if err != nil {
+		fprintf(stderr, "headroom: %v\n", err)
+		return nil, exitUsage
+	}
+	for _, w := range warnings {
+		fprintf(stderr, "headroom: warning: %s\n", w)
+	}
+	c, err := llm.Open(ctx, f, o)
+	if err != nil {
+		fprintf(stderr, "headroom: %v\n", err)
+		return nil, exitUsage
+	}
+	return c, exitOK
+}

@@ -1,0 +1,62 @@
+// Package embedded is the default when there is no config: the Azure
+// OpenAI simulator in this process on a loopback port, answering with the
+// heuristic stand-in for a model, and the in-memory budget. It needs no
+// network and no key, and it is the only package that puts the simulator
+// into a binary: an agent that talks to real deployments does not link it.
+package embedded
+
+import (
+	"context"
+
+	"github.com/headroom-agent/headroom/budget"
+	"github.com/headroom-agent/headroom/config"
+	"github.com/headroom-agent/headroom/llm"
+	"github.com/headroom-agent/headroom/llm/azuresim"
+	"github.com/headroom-agent/headroom/llm/azuresim/heuristic"
+)
+
+// Deployment is the one deployment the embedded default serves.
+const Deployment = "gpt-4o-mini"
+
+const (
+	model        = "gpt-4o-mini"
+	modelVersion = "2024-07-18"
+	tpm          = 200000
+	keyEnv       = "HEADROOM_EMBEDDED_KEY" // read through o.Dispatcher.Getenv, never the environment
+	key          = "embedded"
+)
+
+// Open opens a Caller on the embedded default, answered by the heuristic.
+func Open(ctx context.Context, o llm.Options) (*llm.Caller, error) {
+	return OpenModel(ctx, heuristic.Model{}, o)
+}
+
+// OpenModel is Open with m answering the calls: how a new call type is
+// tried offline before a real deployment sees it.
+func OpenModel(ctx context.Context, m azuresim.Model, o llm.Options) (*llm.Caller, error) {
+	if o.Replay != "" { // answered from the cassette: nothing to start
+		return llm.Open(ctx, &config.File{}, o)
+	}
+	sim, err := azuresim.New(azuresim.Config{Deployments: []azuresim.Deployment{{
+		Name: Deployment, Model: model, ModelVersion: modelVersion, TPM: tpm, Reply: "embedded",
+	}}}, azuresim.Options{Models: map[string]azuresim.Model{"embedded": m}})
+	if err != nil {
+		return nil, err
+	}
+	run, err := sim.Start("127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	f := &config.File{Budget: budget.Config{Deployments: []budget.Deployment{{
+		Name: Deployment, Endpoint: run.URL, Model: model, ModelVersion: modelVersion,
+		TPM: tpm, Auth: budget.Auth{APIKeyEnv: keyEnv},
+	}}}}
+	o.Dispatcher.Getenv = func(string) string { return key }
+	c, err := llm.Open(ctx, f, o)
+	if err != nil {
+		run.Close()
+		return nil, err
+	}
+	c.OnClose(run.Close)
+	return c, nil
+}
