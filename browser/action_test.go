@@ -10,13 +10,14 @@ import (
 )
 
 func TestActionsReadLikeWhatAPersonDoes(t *testing.T) {
+	snap := &Snapshot{}
 	for _, c := range []struct {
 		a    Action
 		want string
 	}{
-		{Click(Index(3)), "click [3]"},
+		{Click(snap.Index(3)), "click [3]"},
 		{TypeInto(CSS("#q"), "oak", true), `type "oak" into css "#q" and submit`},
-		{SelectOption(Index(4), "Norway"), `select "Norway" in [4]`},
+		{SelectOption(snap.Index(4), "Norway"), `select "Norway" in [4]`},
 		{Navigate("/search?q=oak"), "navigate to /search?q=oak"},
 		{ScrollBy("down"), "scroll down"},
 		{ScrollTo(XPath("//h2")), `scroll to xpath "//h2"`},

@@ -18,10 +18,11 @@ type Snapshot struct {
 	Fingerprint string // URL + structure: equal fingerprints, same page state
 
 	opts SnapshotOptions
+	page *Page // the page observed, which its indexes resolve on
 }
 
 // Element is one interactive element. Index is its place in Elements;
-// indexes are valid for the snapshot that gave them, until the page changes.
+// Snapshot.Index(i) names it for an action, while it stays on the page.
 type Element struct {
 	Index       int               `json:"index"`
 	Role        string            `json:"role"`           // from the accessibility tree: button, link, textbox, ...
