@@ -18,6 +18,9 @@ import (
 
 // act runs one action on a target and reports its outcome.
 func (p *Page) act(ctx context.Context, op string, t Target, fn func(ctx context.Context, id cdp.BackendNodeID) (string, error)) (Outcome, error) {
+	if t == nil {
+		return Outcome{}, errNoTarget(op)
+	}
 	var detail string
 	out, err := p.pageAction(ctx, op, t.String(), func(ctx context.Context, _ pageState) (*Outcome, error) {
 		id, err := t.resolve(ctx, p)
@@ -58,6 +61,12 @@ func (p *Page) mark(ctx context.Context) (pageState, int, int) {
 	blocked := len(p.blocked)
 	p.mu.Unlock()
 	return p.state(ctx), p.net.navCount(), blocked
+}
+
+// errNoTarget is an element action given no element, as an Action built
+// without its Target would be.
+func errNoTarget(op string) error {
+	return fail(op, "", ErrNotFound, "no element named: give an index from a snapshot or a selector")
 }
 
 // named fills in the operation and target of an error made deep inside.
@@ -388,6 +397,9 @@ func (p *Page) Press(ctx context.Context, key string) (Outcome, error) {
 // Extract returns the element's rendered text (a field's value for
 // fields).
 func (p *Page) Extract(ctx context.Context, t Target) (string, error) {
+	if t == nil {
+		return "", errNoTarget("extract")
+	}
 	var text string
 	err := p.do(ctx, "extract", t.String(), p.opts.ActionTimeout, func(ctx context.Context) error {
 		id, err := t.resolve(ctx, p)

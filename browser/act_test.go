@@ -52,14 +52,14 @@ func TestActionsOnTheShop(t *testing.T) {
 	snap := observe(t, p)
 
 	// A button that rewrites itself changes the DOM; one with no handler does nothing.
-	mustAct(t, Changed)(p.Click(ctx, Index(line(t, snap, `"Show promo code"`).Index)))
-	mustAct(t, Nothing)(p.Click(ctx, Index(line(t, snap, `"Does nothing"`).Index)))
-	wantErr(t, ErrDisabled)(p.Click(ctx, Index(line(t, snap, `"Checkout"`).Index)))
+	mustAct(t, Changed)(p.Click(ctx, snap.Index(line(t, snap, `"Show promo code"`).Index)))
+	mustAct(t, Nothing)(p.Click(ctx, snap.Index(line(t, snap, `"Does nothing"`).Index)))
+	wantErr(t, ErrDisabled)(p.Click(ctx, snap.Index(line(t, snap, `"Checkout"`).Index)))
 	// In a shadow root and in a frame.
-	mustAct(t, Changed)(p.Click(ctx, Index(line(t, snap, `"Cart (0)"`).Index)))
-	mustAct(t, Changed)(p.Click(ctx, Index(line(t, snap, `"Subscribe"`).Index)))
+	mustAct(t, Changed)(p.Click(ctx, snap.Index(line(t, snap, `"Cart (0)"`).Index)))
+	mustAct(t, Changed)(p.Click(ctx, snap.Index(line(t, snap, `"Subscribe"`).Index)))
 	// Offscreen: scrolled into view and clicked.
-	mustAct(t, Changed)(p.Click(ctx, Index(line(t, snap, `"Load reviews"`).Index)))
+	mustAct(t, Changed)(p.Click(ctx, snap.Index(line(t, snap, `"Load reviews"`).Index)))
 	if got, _ := p.Extract(ctx, CSS("#rv")); got != "4.8 out of 5 from 212 reviews" {
 		t.Errorf("reviews = %q", got)
 	}
@@ -77,20 +77,20 @@ func TestActionsOnTheShop(t *testing.T) {
 
 	// Type and submit: a navigation to the results, which load by fetch.
 	snap = observe(t, p)
-	out := mustAct(t, Navigated)(p.Type(ctx, Index(line(t, snap, `searchbox`).Index), "oak", true))
+	out := mustAct(t, Navigated)(p.Type(ctx, snap.Index(line(t, snap, `searchbox`).Index), "oak", true))
 	if !strings.Contains(out.URL, "results.html?q=oak") {
 		t.Errorf("submitted to %s", out.URL)
 	}
-	wantErr(t, ErrIndexGone)(p.Click(ctx, Index(0))) // from the old page's snapshot
+	wantErr(t, ErrIndexGone)(p.Click(ctx, snap.Index(0))) // from the old page's snapshot
 	snap = observe(t, p)
 	if !strings.Contains(snap.Text, `2 results for "oak"`) {
 		t.Errorf("results not loaded:\n%s", snap.Text)
 	}
-	wantErr(t, ErrIndexGone)(p.Click(ctx, Index(len(snap.Elements))))
+	wantErr(t, ErrIndexGone)(p.Click(ctx, snap.Index(len(snap.Elements))))
 	sort := line(t, snap, `combobox "Sort by"`).Index
-	mustAct(t, Changed)(p.Select(ctx, Index(sort), "price, high to low"))
-	mustAct(t, Nothing)(p.Select(ctx, Index(sort), "price-desc")) // already chosen
-	wantErr(t, ErrNoOption)(p.Select(ctx, Index(sort), "alphabetical"))
+	mustAct(t, Changed)(p.Select(ctx, snap.Index(sort), "price, high to low"))
+	mustAct(t, Nothing)(p.Select(ctx, snap.Index(sort), "price-desc")) // already chosen
+	wantErr(t, ErrNoOption)(p.Select(ctx, snap.Index(sort), "alphabetical"))
 	wantErr(t, ErrNotInput)(p.Select(ctx, CSS("#q"), "x"))
 	wantErr(t, ErrNotInput)(p.Type(ctx, CSS("select"), "x", false))
 	snap = observe(t, p)
@@ -100,13 +100,13 @@ func TestActionsOnTheShop(t *testing.T) {
 	}
 
 	// The product page: a cookie wall covers the button until accepted.
-	mustAct(t, Navigated)(p.Click(ctx, Index(first.Index)))
+	mustAct(t, Navigated)(p.Click(ctx, snap.Index(first.Index)))
 	snap = observe(t, p)
 	add := line(t, snap, `"Add to cart"`).Index
-	wantErr(t, ErrCovered)(p.Click(ctx, Index(add)))
-	mustAct(t, Changed)(p.Click(ctx, Index(line(t, snap, `"Accept"`).Index)))
-	mustAct(t, Changed)(p.Select(ctx, Index(line(t, snap, `"Quantity"`).Index), "2"))
-	mustAct(t, Changed)(p.Click(ctx, Index(add)))
+	wantErr(t, ErrCovered)(p.Click(ctx, snap.Index(add)))
+	mustAct(t, Changed)(p.Click(ctx, snap.Index(line(t, snap, `"Accept"`).Index)))
+	mustAct(t, Changed)(p.Select(ctx, snap.Index(line(t, snap, `"Quantity"`).Index), "2"))
+	mustAct(t, Changed)(p.Click(ctx, snap.Index(add)))
 	if got, _ := p.Extract(ctx, CSS("#cart")); got != "2 in your cart" {
 		t.Errorf("cart = %q", got)
 	}
@@ -173,7 +173,7 @@ func TestNavigationOffTheAllowedDomainsIsBlocked(t *testing.T) {
 	ctx := ctxT(t)
 	mustAct(t, Navigated)(p.Navigate(ctx, s.URL+"/shop/index.html"))
 	snap := observe(t, p)
-	wantErr(t, ErrBlocked)(p.Click(ctx, Index(line(t, snap, `"Partners"`).Index)))
+	wantErr(t, ErrBlocked)(p.Click(ctx, snap.Index(line(t, snap, `"Partners"`).Index)))
 	_, err := p.Navigate(ctx, "http://user:pw@elsewhere.test/?api-key=SECRETKEY")
 	if !errors.Is(err, ErrBlocked) || strings.Contains(err.Error(), "SECRETKEY") || strings.Contains(err.Error(), "pw@") {
 		t.Errorf("blocked navigation: %v", err)

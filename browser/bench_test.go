@@ -42,7 +42,7 @@ func BenchmarkObserve(b *testing.B) {
 			m := replay.NewMatcher(a, replay.Options{Redactor: replay.DefaultRedactor()})
 			p := open(b, Options{Replay: m, Snapshot: SnapshotOptions{Count: tokens.Count}})
 			ctx := ctxT(b)
-			if _, err := p.Walk(ctx, StartURL(a), steps(b, pg.har)[:pg.steps], b.TempDir()); err != nil {
+			if _, err := p.Walk(ctx, StartURL(a), Actions(steps(b, pg.har)[:pg.steps], b.TempDir())...); err != nil {
 				b.Fatal(err)
 			}
 			html, err := chromedp.Run(p.ctx, chromedp.Evaluate[string]("document.documentElement.outerHTML"))

@@ -79,7 +79,7 @@ func TestChromeKilledMidRun(t *testing.T) {
 	p := open(t, Options{})
 	ctx := ctxT(t)
 	mustAct(t, Navigated)(p.Navigate(ctx, s.URL+"/shop/index.html"))
-	observe(t, p)
+	snap := observe(t, p)
 	procs := descendants(p.PID())
 	if p.PID() == 0 || len(procs) < 2 {
 		t.Fatalf("chrome pid %d with processes %v", p.PID(), procs)
@@ -98,7 +98,7 @@ func TestChromeKilledMidRun(t *testing.T) {
 		t.Fatalf("observe after the kill: %v, want ErrCrashed", err)
 	}
 	t.Log(err)
-	if _, err := p.Click(ctx, Index(0)); !errors.Is(err, ErrCrashed) {
+	if _, err := p.Click(ctx, snap.Index(0)); !errors.Is(err, ErrCrashed) {
 		t.Errorf("click after the kill: %v", err)
 	}
 	p.Close()

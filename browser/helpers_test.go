@@ -2,12 +2,32 @@ package browser
 
 import (
 	"context"
+	"flag"
+	"fmt"
 	"net/http/httptest"
+	"os"
 	"testing"
 	"time"
 
 	"github.com/headroom-agent/headroom/internal/testsite"
 )
+
+// TestMain skips the examples when no browser can be found: an example
+// cannot skip itself, and without Chrome its output could never match.
+func TestMain(m *testing.M) {
+	flag.Parse()
+	if _, err := findChrome(""); err != nil {
+		skip := "^Example"
+		if f := flag.Lookup("test.skip"); f != nil {
+			if prev := f.Value.String(); prev != "" {
+				skip = prev + "|" + skip
+			}
+			_ = f.Value.Set(skip)
+		}
+		fmt.Fprintf(os.Stderr, "skipping the examples: %v\n", err)
+	}
+	os.Exit(m.Run())
+}
 
 func site(t testing.TB) *httptest.Server {
 	t.Helper()

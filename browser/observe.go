@@ -19,7 +19,7 @@ import (
 // Observe takes a snapshot of the page: its interactive elements, from the
 // DOM and layout (DOMSnapshot, which includes same-origin frames and open
 // shadow roots) named and typed by the accessibility tree, and its
-// rendered text. The snapshot's indexes are what Index targets refer to.
+// rendered text. Its Index method names an element for an action.
 func (p *Page) Observe(ctx context.Context) (*Snapshot, error) {
 	var s *Snapshot
 	err := p.do(ctx, "observe", "", p.opts.ActionTimeout, func(ctx context.Context) error {
@@ -30,9 +30,7 @@ func (p *Page) Observe(ctx context.Context) (*Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	p.mu.Lock()
-	p.last = s
-	p.mu.Unlock()
+	s.page = p
 	return s, nil
 }
 

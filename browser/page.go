@@ -3,10 +3,12 @@
 // index or by selector, takes screenshots, keeps a run on its allowed
 // domains, and records or replays the page's traffic as HAR.
 //
-// A Page is one tab of one run. Its methods read like the steps a person
-// takes: p.Observe, p.Click(ctx, Index(3)), p.Type(ctx, CSS("#q"), "shoes",
-// true). Every action says what it did (Outcome) or why it could not
-// (*Error, with a kind such as ErrCovered).
+// A Page is one tab of one run. An Action is one step a person takes,
+// built to read like one: Click(snap.Index(3)), TypeInto(CSS("#q"),
+// "shoes", true), Navigate("/cart"). Page.Do takes it, whether a script
+// or a model chose it, and says what it did (Outcome) or why it could not
+// (*Error, with a kind such as ErrCovered). An index belongs to the
+// snapshot it was read from, so observing again never moves it.
 package browser
 
 import (
@@ -131,8 +133,7 @@ type Page struct {
 
 	mu      sync.Mutex
 	blocked []string // URLs refused for being off the allowed domains
-	last    *Snapshot
-	steps   int // actions taken, for screenshot names
+	steps   int      // actions taken, for screenshot names
 }
 
 // Open starts (or attaches to) a browser and opens one tab in it.

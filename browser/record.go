@@ -31,7 +31,7 @@ func Record(ctx context.Context, o Options, startURL string, steps []Step, dir s
 	}
 	defer p.Close()
 	rec := &Recording{URL: startURL, Steps: steps}
-	if rec.Outcomes, err = p.Walk(ctx, startURL, steps, dir); err != nil {
+	if rec.Outcomes, err = p.Walk(ctx, startURL, Actions(steps, dir)...); err != nil {
 		return rec, err
 	}
 	if snap, err := p.Observe(ctx); err == nil {
@@ -42,21 +42,21 @@ func Record(ctx context.Context, o Options, startURL string, steps []Step, dir s
 	return rec, nil
 }
 
-// Walk loads startURL and takes the steps, waiting after the load and
-// after each step for the requests they started (bounded), so what a page
-// fetches late is there when the next step looks. It returns each step's
-// outcome; screenshot steps write into dir.
-func (p *Page) Walk(ctx context.Context, startURL string, steps []Step, dir string) ([]Outcome, error) {
+// Walk loads startURL and takes the actions, waiting after the load and
+// after each action for the requests they started (bounded), so what a
+// page fetches late is there when the next action looks. It returns each
+// action's outcome.
+func (p *Page) Walk(ctx context.Context, startURL string, acts ...Action) ([]Outcome, error) {
 	if _, err := p.Navigate(ctx, startURL); err != nil {
 		return nil, err
 	}
 	_ = p.Wait(ctx, WaitNetworkQuiet, 10*time.Second)
 	var outs []Outcome
-	for i, s := range steps {
-		out, err := p.Run(ctx, s, dir)
+	for i, a := range acts {
+		out, err := p.Do(ctx, a)
 		outs = append(outs, out)
 		if err != nil {
-			return outs, fmt.Errorf("step %d (%s): %w", i+1, s, err)
+			return outs, fmt.Errorf("step %d (%s): %w", i+1, a, err)
 		}
 		_ = p.Wait(ctx, WaitNetworkQuiet, 10*time.Second)
 	}

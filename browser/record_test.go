@@ -41,7 +41,7 @@ func walk(t *testing.T, p *Page, start string, steps []Step) []string {
 	_ = p.Wait(ctx, WaitNetworkQuiet, 10*time.Second)
 	snaps := []string{observe(t, p).String()}
 	for i, s := range steps {
-		if _, err := p.Run(ctx, s, t.TempDir()); err != nil {
+		if _, err := p.Do(ctx, s.Action(t.TempDir())); err != nil {
 			t.Fatalf("step %d (%s): %v", i+1, s, err)
 		}
 		_ = p.Wait(ctx, WaitNetworkQuiet, 10*time.Second)

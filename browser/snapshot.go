@@ -18,10 +18,11 @@ type Snapshot struct {
 	Fingerprint string // URL + structure: equal fingerprints, same page state
 
 	opts SnapshotOptions
+	page *Page // the page observed, which its indexes resolve on
 }
 
 // Element is one interactive element. Index is its place in Elements;
-// indexes are valid for the snapshot that gave them, until the page changes.
+// Snapshot.Index(i) names it for an action, while it stays on the page.
 type Element struct {
 	Index       int               `json:"index"`
 	Role        string            `json:"role"`           // from the accessibility tree: button, link, textbox, ...
@@ -134,7 +135,7 @@ func (s *Snapshot) String() string {
 }
 
 // Render writes the snapshot for a model, within the token cap. When it
-// does not fit, the text is cut first, then the elements from the end,
+// does not fit, Fit cuts the text first, then the elements from the end,
 // and a marker says what was left out. truncated reports whether anything was.
 func (s *Snapshot) Render() (out string, truncated bool) {
 	o := s.opts.withDefaults()
@@ -143,69 +144,11 @@ func (s *Snapshot) Render() (out string, truncated bool) {
 	for i, e := range s.Elements {
 		lines[i] = e.Line(o.MaxNameChars)
 	}
-	text := strings.TrimSpace(s.Text)
-	full := compose(head, lines, text, "")
-	if o.Count(full) <= o.MaxTokens {
-		return full, false
+	render := func(c *Snapshot, cut Cut) string {
+		return compose(head, lines[:len(c.Elements)], c.Text, cut.String())
 	}
-	// Keep all elements and as much text as fits.
-	words := strings.Fields(text)
-	marker := func(elems, ws int) string {
-		var parts []string
-		if elems > 0 {
-			parts = append(parts, fmt.Sprintf("%d more elements", elems))
-		}
-		if ws > 0 {
-			parts = append(parts, fmt.Sprintf("%d more words of text", ws))
-		}
-		return "[truncated: " + strings.Join(parts, ", ") + "; scroll or extract to see more]"
-	}
-	if o.Count(compose(head, lines, "", marker(0, len(words)))) <= o.MaxTokens {
-		n := largest(len(words), func(n int) bool {
-			return o.Count(compose(head, lines, cutText(text, n), marker(0, len(words)-n))) <= o.MaxTokens
-		})
-		return compose(head, lines, cutText(text, n), marker(0, len(words)-n)), true
-	}
-	// Not even the elements fit: keep the first ones, which come first on the page.
-	n := largest(len(lines), func(n int) bool {
-		return o.Count(compose(head, lines[:n], "", marker(len(lines)-n, len(words)))) <= o.MaxTokens
-	})
-	return compose(head, lines[:n], "", marker(len(lines)-n, len(words))), true
-}
-
-// cutText keeps the first n words of text, keeping its line breaks.
-func cutText(text string, n int) string {
-	if n <= 0 {
-		return ""
-	}
-	count := 0
-	inWord := false
-	for i, r := range text {
-		space := r == ' ' || r == '\n' || r == '\t' || r == '\r'
-		if !space && !inWord {
-			if count == n {
-				return strings.TrimSpace(text[:i])
-			}
-			count++
-		}
-		inWord = !space
-	}
-	return text
-}
-
-// largest is the largest n in [0, max] with fits(n), assuming fits is
-// monotone and fits(0) holds.
-func largest(max int, fits func(int) bool) int {
-	lo, hi := 0, max
-	for lo < hi {
-		mid := (lo + hi + 1) / 2
-		if fits(mid) {
-			lo = mid
-		} else {
-			hi = mid - 1
-		}
-	}
-	return lo
+	c, cut := s.Fit(func(c *Snapshot, cut Cut) bool { return o.Count(render(c, cut)) <= o.MaxTokens })
+	return render(c, cut), cut != Cut{}
 }
 
 func compose(head string, lines []string, text, marker string) string {

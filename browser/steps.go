@@ -1,7 +1,6 @@
 package browser
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -67,39 +66,63 @@ func (s Step) actions() []string {
 	return set
 }
 
-// String is the step as a person would say it.
+// String is the step as a person would say it, with its selectors as
+// the file writes them.
 func (s Step) String() string {
-	var a string
+	return s.Action("").say(func(t Target) string {
+		switch t := t.(type) {
+		case CSS:
+			return string(t)
+		case XPath:
+			return string(t)
+		}
+		return t.String()
+	})
+}
+
+// Action is what the step does, for Page.Do. A screenshot's file name is
+// taken relative to dir.
+func (s Step) Action(dir string) Action {
+	var a Action
 	switch {
 	case s.Click != "":
-		a = "click " + s.Click
+		a = Click(Selector(s.Click))
 	case s.Type != "":
-		a = fmt.Sprintf("type %q into %s", s.Text, s.Type)
-		if s.Submit {
-			a += " and submit"
-		}
+		a = TypeInto(Selector(s.Type), s.Text, s.Submit)
 	case s.Select != "":
-		a = fmt.Sprintf("select %q in %s", s.Option, s.Select)
+		a = SelectOption(Selector(s.Select), s.Option)
 	case s.Navigate != "":
-		a = "navigate to " + s.Navigate
+		a = Navigate(s.Navigate)
+	case s.Scroll == "up" || s.Scroll == "down":
+		a = ScrollBy(s.Scroll)
 	case s.Scroll != "":
-		a = "scroll " + s.Scroll
+		a = ScrollTo(Selector(s.Scroll))
 	case s.Press != "":
-		a = "press " + s.Press
+		a = Press(s.Press)
 	case s.Back:
-		a = "go back"
+		a = Back()
 	case s.Wait != "":
-		a = "wait for " + s.Wait
-	case s.Screenshot != "":
-		a = "screenshot " + s.Screenshot
-	}
-	if s.Expect != "" {
-		if a != "" {
-			a += ", then "
+		switch until, delay, err := parseWait(s.Wait); {
+		case err != nil: // a step ParseSteps would refuse: Page.Wait names it
+			a = Wait(WaitFor(s.Wait))
+		case until != "":
+			a = Wait(until)
+		default:
+			a = Pause(delay)
 		}
-		a += fmt.Sprintf("expect %q", s.Expect)
+	case s.Screenshot != "":
+		a = SaveScreenshot(filepath.Join(dir, s.Screenshot))
 	}
-	return a
+	return a.Expecting(s.Expect)
+}
+
+// Actions are the steps' actions, screenshots written into dir.
+func Actions(steps []Step, dir string) []Action {
+	acts := make([]Action, len(steps))
+	for i, s := range steps {
+		acts[i] = s.Action(dir)
+	}
+	return acts
 }
 
 // ParseSteps reads a steps file: a YAML list of steps. Problems are
@@ -125,7 +148,7 @@ func ParseSteps(file string, data []byte) ([]Step, error) {
 		case (s.Text != "" || s.Submit) && s.Type == "":
 			return nil, doc.Errorf(at+".text", "text and submit belong to a type step")
 		case s.Wait != "":
-			if _, err := parseWait(s.Wait); err != nil {
+			if _, _, err := parseWait(s.Wait); err != nil {
 				return nil, doc.Errorf(at+".wait", "%v", err)
 			}
 		case s.Press != "":
@@ -146,72 +169,15 @@ func LoadSteps(path string) ([]Step, error) {
 	return ParseSteps(path, data)
 }
 
-func parseWait(w string) (any, error) {
+// parseWait reads a step's wait: a condition, or a pause for a duration.
+func parseWait(w string) (WaitFor, time.Duration, error) {
 	switch WaitFor(w) {
 	case WaitLoad, WaitNetworkQuiet, WaitDOMStable:
-		return WaitFor(w), nil
+		return WaitFor(w), 0, nil
 	}
 	d, err := time.ParseDuration(w)
 	if err != nil || d < 0 || d > 10*time.Minute {
-		return nil, fmt.Errorf("%q is not load, network, dom or a duration up to 10m", w)
+		return "", 0, fmt.Errorf("%q is not load, network, dom or a duration up to 10m", w)
 	}
-	return d, nil
-}
-
-// Run takes one step and says what it did. Screenshot names are relative
-// to dir.
-func (p *Page) Run(ctx context.Context, s Step, dir string) (Outcome, error) {
-	var out Outcome
-	var err error
-	switch {
-	case s.Click != "":
-		out, err = p.Click(ctx, Selector(s.Click))
-	case s.Type != "":
-		out, err = p.Type(ctx, Selector(s.Type), s.Text, s.Submit)
-	case s.Select != "":
-		out, err = p.Select(ctx, Selector(s.Select), s.Option)
-	case s.Navigate != "":
-		out, err = p.Navigate(ctx, s.Navigate)
-	case s.Scroll == "up" || s.Scroll == "down":
-		out, err = p.Scroll(ctx, s.Scroll)
-	case s.Scroll != "":
-		out, err = p.ScrollTo(ctx, Selector(s.Scroll))
-	case s.Press != "":
-		out, err = p.Press(ctx, s.Press)
-	case s.Back:
-		out, err = p.Back(ctx)
-	case s.Wait != "":
-		w, perr := parseWait(s.Wait)
-		if perr != nil {
-			return Outcome{}, perr
-		}
-		if d, ok := w.(time.Duration); ok {
-			if !sleep(ctx, d) {
-				return Outcome{}, ctx.Err()
-			}
-		} else {
-			err = p.Wait(ctx, w.(WaitFor), 0)
-		}
-		out.Effect = Nothing
-	case s.Screenshot != "":
-		png, serr := p.Screenshot(ctx)
-		if serr == nil {
-			serr = os.WriteFile(filepath.Join(dir, s.Screenshot), png, 0o644)
-		}
-		err = serr
-		out.Effect = Nothing
-	}
-	if err != nil {
-		return out, err
-	}
-	if s.Expect != "" {
-		text, err := p.ExtractPage(ctx)
-		if err != nil {
-			return out, err
-		}
-		if !strings.Contains(text, s.Expect) {
-			return out, fail("expect", fmt.Sprintf("%q", s.Expect), ErrNotFound, "the page does not show it")
-		}
-	}
-	return out, nil
+	return "", d, nil
 }

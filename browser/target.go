@@ -7,23 +7,19 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/chromedp/cdproto"
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/dom"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 )
 
-// Target names the element an action works on: an Index from the last
-// snapshot (what a model picks), or a CSS or XPath selector (what a
-// scripted step uses).
+// Target names the element an action works on: an index into a snapshot
+// (what a model picks, from Snapshot.Index), or a CSS or XPath selector
+// (what a scripted step uses).
 type Target interface {
 	resolve(ctx context.Context, p *Page) (cdp.BackendNodeID, error)
 	String() string
 }
-
-// Index is an element's index in the page's last snapshot.
-type Index int
 
 // CSS selects the first element matching a CSS selector, looking into open
 // shadow roots and same-origin frames when the document has none.
@@ -33,31 +29,8 @@ type CSS string
 // document.
 type XPath string
 
-func (i Index) String() string { return "[" + strconv.Itoa(int(i)) + "]" }
 func (s CSS) String() string   { return "css " + strconv.Quote(string(s)) }
 func (s XPath) String() string { return "xpath " + strconv.Quote(string(s)) }
-
-func (i Index) resolve(ctx context.Context, p *Page) (cdp.BackendNodeID, error) {
-	p.mu.Lock()
-	last := p.last
-	p.mu.Unlock()
-	if last == nil {
-		return 0, fail("", i.String(), ErrIndexGone, "there is no snapshot yet: observe the page first")
-	}
-	if int(i) < 0 || int(i) >= len(last.Elements) {
-		return 0, fail("", i.String(), ErrIndexGone, "the last snapshot has indexes 0 to %d", len(last.Elements)-1)
-	}
-	id := last.Elements[i].BackendID
-	connected, err := callOn[bool](ctx, id, `function() { return this.isConnected; }`)
-	var perr *cdproto.Error
-	if err != nil && !errors.As(err, &perr) {
-		return 0, err // not the browser's answer: the connection or the deadline
-	}
-	if err != nil || !connected {
-		return 0, fail("", i.String(), ErrIndexGone, "the element left the page since the snapshot: observe again")
-	}
-	return id, nil
-}
 
 // deepQueryJS finds the first match in the document, then in open shadow
 // roots and same-origin frames, depth first.

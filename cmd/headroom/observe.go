@@ -58,7 +58,7 @@ func runObserve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return browserExit(ctx, err)
 	}
 	defer p.Close()
-	_, err = p.Walk(ctx, start, steps, ".")
+	_, err = p.Walk(ctx, start, browser.Actions(steps, ".")...)
 	var snap *browser.Snapshot
 	if err == nil {
 		snap, err = p.Observe(ctx)
