@@ -11,6 +11,7 @@ import (
 	"github.com/openai/openai-go/v3/azure"
 	"github.com/openai/openai-go/v3/option"
 
+	"github.com/headroom-agent/headroom/budget"
 	"github.com/headroom-agent/headroom/llm/azuresim"
 )
 
@@ -29,24 +30,16 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fprintf(stderr, "headroom demo: %v\n", err)
 		return exitFailed
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	bound := make(chan string, 1)
-	served := make(chan error, 1)
-	go func() {
-		served <- sim.Serve(ctx, "127.0.0.1:0", func(_, addr string) { bound <- addr })
-	}()
-	var addr string
-	select {
-	case addr = <-bound:
-	case err := <-served:
+	run, err := sim.Start("127.0.0.1:0")
+	if err != nil {
 		fprintf(stderr, "headroom demo: simulator: %v\n", err)
 		return exitFailed
 	}
-	fprintf(stderr, "headroom demo: simulator on http://%s\n", addr)
+	defer run.Close()
+	fprintf(stderr, "headroom demo: simulator on %s\n", run.URL)
 
 	client := openai.NewClient(
-		azure.WithEndpoint("http://"+addr, "2024-10-21"),
+		azure.WithEndpoint(run.URL, budget.DefaultAPIVersion),
 		azure.WithAPIKey("demo-key"),
 		azure.WithUnsafeAllowHTTP(),
 		option.WithMaxRetries(0),
@@ -76,10 +69,6 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	sort.Strings(names)
 	for _, k := range names {
 		fprintf(stdout, "%s: %s\n", strings.ToLower(k), raw.Header.Get(k))
-	}
-	cancel()
-	if err := <-served; err != nil {
-		fprintf(stderr, "headroom demo: simulator: %v\n", err)
 	}
 	return exitOK
 }
