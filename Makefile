@@ -24,6 +24,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzChatBody$$' -fuzztime $(FUZZTIME) ./llm/azuresim
 	$(GO) test -run '^$$' -fuzz '^FuzzHeuristic$$' -fuzztime $(FUZZTIME) ./llm/azuresim/heuristic
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./calltypes
+	$(GO) test -run '^$$' -fuzz '^FuzzParseTaken$$' -fuzztime $(FUZZTIME) ./calltypes
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./config
 	$(GO) test -run '^$$' -fuzz '^FuzzParseConfig$$' -fuzztime $(FUZZTIME) ./budget
 	$(GO) test -run '^$$' -fuzz '^FuzzParseFeedback$$' -fuzztime $(FUZZTIME) ./budget
 	$(GO) test -run '^$$' -fuzz '^FuzzParseSteps$$' -fuzztime $(FUZZTIME) ./browser
