@@ -6,7 +6,7 @@ import (
 	"io"
 	"text/tabwriter"
 
-	"github.com/headroom-agent/headroom/calltypes"
+	"github.com/headroom-agent/headroom/bench/caps"
 	"github.com/headroom-agent/headroom/llm"
 )
 
@@ -25,16 +25,7 @@ func benchCaps(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return exitFailed
 	}
 	defer b.Close()
-	inputs := map[string]any{}
-	for name := range llm.AgentMix {
-		in, ok := calltypes.ExampleInput(name)
-		if !ok {
-			fprintf(stderr, "headroom bench caps: no example input for %s\n", name)
-			return exitFailed
-		}
-		inputs[name] = in
-	}
-	rows, factor, err := llm.MeasureCaps(ctx, b.Dispatcher, inputs, llm.AgentMix, *flat)
+	rows, factor, err := caps.Measure(ctx, b.Dispatcher, *flat)
 	if err != nil {
 		fprintf(stderr, "headroom bench caps: %v\n", err)
 		return exitFailed

@@ -1,10 +1,10 @@
-// Package burstbench measures what client-side strategies do with a burst:
+// Package burst measures what client-side strategies do with a burst:
 // n chat completions that arrive at the same instant at one Azure OpenAI
 // deployment, each allowed a few attempts. It runs against any
 // Azure-compatible endpoint or an in-process simulator, and reports per
 // strategy how many requests completed, how many 429s they drew and how
 // long they took.
-package burstbench
+package burst
 
 import (
 	"cmp"

@@ -1,8 +1,8 @@
-// Package fleetbench runs a cold-start fleet: many browser agents' worth of
+// Package fleet runs a cold-start fleet: many browser agents' worth of
 // callers, split over several OS processes that share one Redis, all
 // starting in the same second against three deployments of unequal quota
 // with demand above supply, and compares routing strategies side by side.
-package fleetbench
+package fleet
 
 import (
 	"math/rand/v2"
