@@ -11,7 +11,7 @@ import (
 // budget router, which reserves it before it is sent, spaces admissions at
 // the deployment's request rate and has the rest wait their turn in its
 // queue, so the deployment is never asked for more than it has.
-func Headroom(t Target) Strategy {
+func Headroom() Strategy {
 	return Strategy{
 		Name: "headroom",
 		Desc: "budget router: reserve before sending, spaced at the quota",

@@ -155,7 +155,7 @@ func headroomCaller(store budget.Store, spec WorkerSpec, window time.Duration) (
 // deployment, send, and on a 429 wait its Retry-After and pick again.
 func baselineCaller(rdb redis.UniversalClient, store budget.Store, spec WorkerSpec, window time.Duration) (func(context.Context, *rand.Rand, kind) error, error) {
 	client := openai.NewClient(
-		azure.WithEndpoint(spec.Endpoint, "2024-10-21"),
+		azure.WithEndpoint(spec.Endpoint, budget.DefaultAPIVersion),
 		azure.WithAPIKey("fleet"),
 		azure.WithUnsafeAllowHTTP(),
 		option.WithMaxRetries(0),

@@ -11,25 +11,12 @@ import (
 	"time"
 
 	"github.com/headroom-agent/headroom/bench/burst"
+	"github.com/headroom-agent/headroom/budget"
 )
 
-// headroomStrategy builds headroom's own strategy for a target.
-var headroomStrategy = burst.Headroom
-
-// burstEntry is one strategy bench burst can run; build is nil when it is
-// not available.
-type burstEntry struct {
-	name  string
-	build func(burst.Target) burst.Strategy
-}
-
-func burstEntries() []burstEntry {
-	var out []burstEntry
-	for _, s := range burst.Baselines() {
-		out = append(out, burstEntry{s.Name, func(burst.Target) burst.Strategy { return s }})
-	}
-	return append(out, burstEntry{"headroom", headroomStrategy})
-}
+// burstStrategies are the strategies bench burst runs, in order: the
+// baselines, then headroom's own.
+func burstStrategies() []burst.Strategy { return append(burst.Baselines(), burst.Headroom()) }
 
 func benchBurst(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("bench burst", "", stderr)
@@ -42,7 +29,7 @@ func benchBurst(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	rpm := fs.Int("rpm", 0, "the endpoint deployment's requests per minute (required with --endpoint)")
 	keyEnv := fs.String("api-key-env", "AZURE_OPENAI_API_KEY", "environment `variable` that holds the endpoint's key")
 	deployment := fs.String("deployment", "gpt-4o", "deployment `name` at the endpoint")
-	apiVersion := fs.String("api-version", burst.DefaultAPIVersion, "api-version sent to the endpoint")
+	apiVersion := fs.String("api-version", budget.DefaultAPIVersion, "api-version sent to the endpoint")
 	if code, done := parse(fs, args, stdout); done {
 		return code
 	}
@@ -63,21 +50,17 @@ func benchBurst(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return fail("--window %v is too short: use at least 60ms", *window)
 	}
 
-	entries := burstEntries()
+	strategies := burstStrategies()
 	if *only != "" {
-		i := slices.IndexFunc(entries, func(e burstEntry) bool { return strings.EqualFold(e.name, *only) })
+		i := slices.IndexFunc(strategies, func(s burst.Strategy) bool { return strings.EqualFold(s.Name, *only) })
 		if i < 0 {
-			names := make([]string, len(entries))
-			for j, e := range entries {
-				names[j] = e.name
+			names := make([]string, len(strategies))
+			for j, s := range strategies {
+				names[j] = s.Name
 			}
 			return fail("unknown strategy %q (have: %s)", *only, strings.Join(names, ", "))
 		}
-		entries = entries[i : i+1]
-		if entries[0].build == nil {
-			fprintf(stderr, "headroom bench burst: headroom strategy not available\n")
-			return exitFailed
-		}
+		strategies = strategies[i : i+1]
 	}
 
 	// With --endpoint every strategy shares one deployment; without it
@@ -119,11 +102,7 @@ func benchBurst(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	}
 	rows := []burst.Row{}
 	var ran []burst.Strategy // for the legend
-	for _, e := range entries {
-		if e.build == nil {
-			fprintf(stderr, "headroom bench burst: headroom strategy not available\n")
-			continue
-		}
+	for _, s := range strategies {
 		var target burst.Target
 		stop := func() {}
 		if remote != nil {
@@ -148,7 +127,6 @@ func benchBurst(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			stop()
 			break
 		}
-		s := e.build(target)
 		fprintf(stderr, "headroom bench burst: %s (%s): %d requests at once, up to %d attempts each, %d RPM…\n",
 			s.Name, s.Desc, *n, *attempts, target.RPM)
 		row := s.Run(ctx, target, *n, *attempts)
