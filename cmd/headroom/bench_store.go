@@ -112,6 +112,6 @@ func redisCeiling(ctx context.Context, url string, window time.Duration) (store.
 		return store.Ceiling{}, err
 	}
 	defer s.Close()
-	sha, keys, args := s.ReserveCall("bench", "__rand_int__", budget.Cost{Tokens: 200}, budget.Limits{Tokens: 1 << 50, Requests: 1 << 50, Margin: 1})
+	sha, keys, args := s.ReserveCall("__rand_int__", "bench", budget.Cost{Tokens: 200}, budget.Limits{Tokens: 1 << 50, Requests: 1 << 50, Margin: 1})
 	return store.RedisCeiling(ctx, url, sha, keys, args, 64, 200000)
 }
