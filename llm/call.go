@@ -128,14 +128,6 @@ func (c *Caller) count(typ string, f func(*TypeStats)) {
 	f(c.stats[typ])
 }
 
-// Estimate is the cost a call reserves: the larger of the tokenizer's
-// prompt count (with the chat format's overhead) and Azure's
-// character-based estimate, plus the cap times n.
-func Estimate(msgs []tokens.Message, maxTokens, n int64) int64 {
-	prompt := max(tokens.Chat(msgs), tokens.CharEstimate(msgs))
-	return int64(prompt) + maxTokens*max(1, n)
-}
-
 // Call runs one call of the typed call type t with in as its input, and
 // returns the answer as the type's Go value.
 func Call[In, Out any](ctx context.Context, c *Caller, t calltypes.Typed[In, Out], in In, o CallOptions) (Out, Report, error) {

@@ -258,10 +258,11 @@ func parseReserve(deployment, id string, reply any) (budget.Reservation, error) 
 	return budget.Reservation{}, fmt.Errorf("redisstore: reserve: unexpected reply %v", reply)
 }
 
-// ReserveCall is the reservation script's SHA1, keys and arguments for one
-// reservation, for driving the same script from another tool
-// (redis-benchmark) side by side with this client.
-func (s *Store) ReserveCall(deployment, id string, cost budget.Cost, lim budget.Limits) (sha string, keys, args []string) {
+// ReserveCall is the reservation script's SHA1, keys and arguments for the
+// reservation Reserve would make with the same arguments, for driving the
+// same script from another tool (redis-benchmark) side by side with this
+// client.
+func (s *Store) ReserveCall(id, deployment string, cost budget.Cost, lim budget.Limits) (sha string, keys, args []string) {
 	tag := s.tag(deployment)
 	keys = []string{tag + ":w", tag + ":eff", tag + ":open", tag + ":recs:0", tag + ":recs:1"}
 	args = []string{fmt.Sprint(s.window.Milliseconds()), id, fmt.Sprint(cost.Tokens), fmt.Sprint(max(1, cost.Requests)),

@@ -62,3 +62,30 @@ func BenchmarkReserveSettle(b *testing.B) {
 	defer s.Close()
 	storetest.BenchmarkReserveSettle(b, s)
 }
+
+// ReserveCall takes Reserve's arguments in Reserve's order, and the script
+// it lays out reserves what Reserve would.
+func TestReserveCallIsReserve(t *testing.T) {
+	h := harness{url: redistest.URL(t)}
+	s := h.open(t, "test:"+budget.NewID(), time.Minute, budget.Hold)
+	ctx := context.Background()
+	lim := budget.Limits{Tokens: 100000, Requests: 600}
+	if _, err := s.Reserve(ctx, "r1", "d", budget.Cost{Tokens: 300}, lim); err != nil {
+		t.Fatal(err)
+	}
+	sha, keys, args := s.ReserveCall("r2", "d", budget.Cost{Tokens: 200}, lim)
+	argv := make([]any, len(args))
+	for i, a := range args {
+		argv[i] = a
+	}
+	if err := s.rdb.EvalSha(ctx, sha, keys, argv...).Err(); err != nil {
+		t.Fatal(err)
+	}
+	u, err := s.Usage(ctx, "d")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(u) != 1 || u[0].Reserved != 500 {
+		t.Errorf("usage %+v, want 500 tokens reserved by Reserve and the script together", u)
+	}
+}

@@ -10,26 +10,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/headroom-agent/headroom/llm/burstbench"
+	"github.com/headroom-agent/headroom/bench/burst"
+	"github.com/headroom-agent/headroom/budget"
 )
 
-// headroomStrategy builds headroom's own strategy for a target.
-var headroomStrategy = burstbench.Headroom
-
-// burstEntry is one strategy bench burst can run; build is nil when it is
-// not available.
-type burstEntry struct {
-	name  string
-	build func(burstbench.Target) burstbench.Strategy
-}
-
-func burstEntries() []burstEntry {
-	var out []burstEntry
-	for _, s := range burstbench.Baselines() {
-		out = append(out, burstEntry{s.Name, func(burstbench.Target) burstbench.Strategy { return s }})
-	}
-	return append(out, burstEntry{"headroom", headroomStrategy})
-}
+// burstStrategies are the strategies bench burst runs, in order: the
+// baselines, then headroom's own.
+func burstStrategies() []burst.Strategy { return append(burst.Baselines(), burst.Headroom()) }
 
 func benchBurst(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("bench burst", "", stderr)
@@ -42,7 +29,7 @@ func benchBurst(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	rpm := fs.Int("rpm", 0, "the endpoint deployment's requests per minute (required with --endpoint)")
 	keyEnv := fs.String("api-key-env", "AZURE_OPENAI_API_KEY", "environment `variable` that holds the endpoint's key")
 	deployment := fs.String("deployment", "gpt-4o", "deployment `name` at the endpoint")
-	apiVersion := fs.String("api-version", burstbench.DefaultAPIVersion, "api-version sent to the endpoint")
+	apiVersion := fs.String("api-version", budget.DefaultAPIVersion, "api-version sent to the endpoint")
 	if code, done := parse(fs, args, stdout); done {
 		return code
 	}
@@ -63,26 +50,22 @@ func benchBurst(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return fail("--window %v is too short: use at least 60ms", *window)
 	}
 
-	entries := burstEntries()
+	strategies := burstStrategies()
 	if *only != "" {
-		i := slices.IndexFunc(entries, func(e burstEntry) bool { return strings.EqualFold(e.name, *only) })
+		i := slices.IndexFunc(strategies, func(s burst.Strategy) bool { return strings.EqualFold(s.Name, *only) })
 		if i < 0 {
-			names := make([]string, len(entries))
-			for j, e := range entries {
-				names[j] = e.name
+			names := make([]string, len(strategies))
+			for j, s := range strategies {
+				names[j] = s.Name
 			}
 			return fail("unknown strategy %q (have: %s)", *only, strings.Join(names, ", "))
 		}
-		entries = entries[i : i+1]
-		if entries[0].build == nil {
-			fprintf(stderr, "headroom bench burst: headroom strategy not available\n")
-			return exitFailed
-		}
+		strategies = strategies[i : i+1]
 	}
 
 	// With --endpoint every strategy shares one deployment; without it
 	// each gets a fresh simulator.
-	var remote *burstbench.Target
+	var remote *burst.Target
 	if *endpoint != "" {
 		u, err := url.Parse(*endpoint)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -95,9 +78,9 @@ func benchBurst(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		if key == "" {
 			return fail("$%s is empty: export the endpoint's key there, or name another variable with --api-key-env", *keyEnv)
 		}
-		remote = &burstbench.Target{
+		remote = &burst.Target{
 			Endpoint: strings.TrimRight(*endpoint, "/"), Deployment: *deployment, APIKey: key,
-			APIVersion: *apiVersion, RPM: *rpm, Minute: *window, Client: burstbench.NewClient(),
+			APIVersion: *apiVersion, RPM: *rpm, Minute: *window, Client: burst.NewClient(),
 		}
 	} else {
 		var stray []string
@@ -117,14 +100,10 @@ func benchBurst(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	} else {
 		fprintf(stderr, "headroom bench burst: a fresh built-in simulator per strategy, gpt-4o at 60 RPM, a %v minute\n", *window)
 	}
-	rows := []burstbench.Row{}
-	var ran []burstbench.Strategy // for the legend
-	for _, e := range entries {
-		if e.build == nil {
-			fprintf(stderr, "headroom bench burst: headroom strategy not available\n")
-			continue
-		}
-		var target burstbench.Target
+	rows := []burst.Row{}
+	var ran []burst.Strategy // for the legend
+	for _, s := range strategies {
+		var target burst.Target
 		stop := func() {}
 		if remote != nil {
 			if len(ran) > 0 {
@@ -139,7 +118,7 @@ func benchBurst(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			target = *remote
 		} else {
 			var err error
-			if target, stop, err = burstbench.Simulated(ctx, *window); err != nil {
+			if target, stop, err = burst.Simulated(ctx, *window); err != nil {
 				fprintf(stderr, "headroom bench burst: %v\n", err)
 				return exitFailed
 			}
@@ -148,7 +127,6 @@ func benchBurst(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			stop()
 			break
 		}
-		s := e.build(target)
 		fprintf(stderr, "headroom bench burst: %s (%s): %d requests at once, up to %d attempts each, %d RPM…\n",
 			s.Name, s.Desc, *n, *attempts, target.RPM)
 		row := s.Run(ctx, target, *n, *attempts)
@@ -169,7 +147,7 @@ func benchBurst(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			return code
 		}
 	} else if len(rows) > 0 {
-		burstbench.Print(stdout, rows)
+		burst.Print(stdout, rows)
 		fprintf(stdout, "\n")
 		for _, s := range ran {
 			fprintf(stdout, "%-8s  %s\n", s.Name, s.Desc)

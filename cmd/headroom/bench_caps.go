@@ -6,7 +6,7 @@ import (
 	"io"
 	"text/tabwriter"
 
-	"github.com/headroom-agent/headroom/calltypes"
+	"github.com/headroom-agent/headroom/bench/caps"
 	"github.com/headroom-agent/headroom/llm"
 	"github.com/headroom-agent/headroom/llm/embedded"
 )
@@ -20,22 +20,13 @@ func benchCaps(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if code, done := parse(fs, args, stdout); done {
 		return code
 	}
-	b, err := embedded.Open(ctx, llm.Options{})
+	caller, err := embedded.Open(ctx, llm.Options{})
 	if err != nil {
 		fprintf(stderr, "headroom bench caps: %v\n", err)
 		return exitFailed
 	}
-	defer b.Close()
-	inputs := map[string]any{}
-	for name := range llm.AgentMix {
-		in, ok := calltypes.ExampleInput(name)
-		if !ok {
-			fprintf(stderr, "headroom bench caps: no example input for %s\n", name)
-			return exitFailed
-		}
-		inputs[name] = in
-	}
-	rows, factor, err := llm.MeasureCaps(ctx, b.Dispatcher, inputs, llm.AgentMix, *flat)
+	defer caller.Close()
+	rows, factor, err := caps.Measure(ctx, caller.Dispatcher, *flat)
 	if err != nil {
 		fprintf(stderr, "headroom bench caps: %v\n", err)
 		return exitFailed

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/headroom-agent/headroom/llm/fleetbench"
+	"github.com/headroom-agent/headroom/bench/fleet"
 )
 
 func benchFleet(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -20,7 +20,7 @@ func benchFleet(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	redisURL := fs.String("redis", "", "the Redis `URL` the processes share (default $REDIS_URL, else redis://127.0.0.1:6379/0)")
 	window := fs.Duration("window", 6*time.Second, "the simulated minute (compressed; the request windows scale with it)")
 	windows := fs.Int("windows", 4, "how many windows the fleet runs per strategy")
-	strategy := fs.String("strategy", "", "run one strategy: "+strings.Join(fleetbench.Strategies, ", "))
+	strategy := fs.String("strategy", "", "run one strategy: "+strings.Join(fleet.Strategies, ", "))
 	plot := fs.String("plot", "fleet.svg", "write the reserved-fraction plot (SVG) here; empty for none")
 	asJSON := fs.Bool("json", false, "print an array of rows as JSON")
 	if code, done := parse(fs, args, stdout); done {
@@ -32,7 +32,7 @@ func benchFleet(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		fprintf(stderr, "headroom bench fleet: --agents %d must be at least --processes %d, which must be at least 1\n", *agents, *processes)
 		return exitUsage
 	}
-	opts := fleetbench.Options{
+	opts := fleet.Options{
 		Agents: *agents, Processes: *processes, Redis: *redisURL, Window: *window, Windows: *windows,
 		Progress: stderr,
 		Worker: func() *exec.Cmd {
@@ -45,16 +45,16 @@ func benchFleet(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	}
 	if *strategy != "" {
 		known := false
-		for _, s := range fleetbench.Strategies {
+		for _, s := range fleet.Strategies {
 			known = known || s == *strategy
 		}
 		if !known {
-			fprintf(stderr, "headroom bench fleet: unknown strategy %q (have %s)\n", *strategy, strings.Join(fleetbench.Strategies, ", "))
+			fprintf(stderr, "headroom bench fleet: unknown strategy %q (have %s)\n", *strategy, strings.Join(fleet.Strategies, ", "))
 			return exitUsage
 		}
 		opts.Strategies = []string{*strategy}
 	}
-	rows, err := fleetbench.Run(ctx, opts)
+	rows, err := fleet.Run(ctx, opts)
 	if err != nil {
 		fprintf(stderr, "headroom bench fleet: %v\n", err)
 		return exitFailed
@@ -66,7 +66,7 @@ func benchFleet(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			for _, d := range rows[0].Deployments {
 				names = append(names, d.Name)
 			}
-			err = fleetbench.Plot(f, rows, names)
+			err = fleet.Plot(f, rows, names)
 			if cerr := f.Close(); err == nil {
 				err = cerr
 			}
@@ -80,19 +80,19 @@ func benchFleet(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if *asJSON {
 		return printJSON(stdout, rows)
 	}
-	fleetbench.Print(stdout, rows)
+	fleet.Print(stdout, rows)
 	return exitOK
 }
 
 // benchFleetWorker is one process of a fleet: it reads its spec on stdin
 // and prints its result.
 func benchFleetWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	var spec fleetbench.WorkerSpec
+	var spec fleet.WorkerSpec
 	if err := json.NewDecoder(os.Stdin).Decode(&spec); err != nil {
 		fprintf(stderr, "headroom bench fleet-worker: spec on stdin: %v\n", err)
 		return exitUsage
 	}
-	res, err := fleetbench.RunWorker(ctx, spec)
+	res, err := fleet.RunWorker(ctx, spec)
 	if err != nil {
 		fprintf(stderr, "headroom bench fleet-worker: %v\n", err)
 		return exitFailed

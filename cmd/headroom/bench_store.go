@@ -12,9 +12,9 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/headroom-agent/headroom/bench/store"
 	"github.com/headroom-agent/headroom/budget"
 	"github.com/headroom-agent/headroom/budget/redisstore"
-	"github.com/headroom-agent/headroom/budget/storebench"
 )
 
 func benchStore(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -39,7 +39,7 @@ func benchStore(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		}
 		clients = append(clients, n)
 	}
-	var rows []storebench.Row
+	var rows []store.Row
 	for _, n := range clients {
 		rdb, err := redisstore.Dial(*redisURL, n)
 		if err != nil {
@@ -53,7 +53,7 @@ func benchStore(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			return exitFailed
 		}
 		fprintf(stderr, "headroom bench store: %d clients for %v…\n", n, *duration)
-		row := storebench.Run(ctx, s, n, *duration)
+		row := store.Run(ctx, s, n, *duration)
 		s.Close()
 		if row.Reservations == 0 {
 			fprintf(stderr, "headroom bench store: no reservation succeeded (%d errors): is Redis at %s?\n", row.Errors, redisstore.Redact(*redisURL))
@@ -61,11 +61,11 @@ func benchStore(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		}
 		rows = append(rows, row)
 	}
-	var ceil *storebench.Ceiling
+	var ceil *store.Ceiling
 	if *ceiling {
 		c, err := redisCeiling(ctx, *redisURL, *window)
 		switch {
-		case errors.Is(err, storebench.ErrNoRedisBenchmark):
+		case errors.Is(err, store.ErrNoRedisBenchmark):
 			fprintf(stderr, "headroom bench store: redis-benchmark is not installed; no ceiling\n")
 		case err != nil:
 			fprintf(stderr, "headroom bench store: ceiling: %v\n", err)
@@ -102,16 +102,16 @@ func benchStore(ctx context.Context, args []string, stdout, stderr io.Writer) in
 
 // redisCeiling runs the reservation script, as the store lays it out, from
 // redis-benchmark with 64 connections.
-func redisCeiling(ctx context.Context, url string, window time.Duration) (storebench.Ceiling, error) {
+func redisCeiling(ctx context.Context, url string, window time.Duration) (store.Ceiling, error) {
 	rdb, err := redisstore.Dial(url, 1)
 	if err != nil {
-		return storebench.Ceiling{}, err
+		return store.Ceiling{}, err
 	}
 	s, err := redisstore.New(ctx, redisstore.Options{Client: rdb, Prefix: "bench:" + budget.NewID(), Window: window})
 	if err != nil {
-		return storebench.Ceiling{}, err
+		return store.Ceiling{}, err
 	}
 	defer s.Close()
-	sha, keys, args := s.ReserveCall("bench", "__rand_int__", budget.Cost{Tokens: 200}, budget.Limits{Tokens: 1 << 50, Requests: 1 << 50, Margin: 1})
-	return storebench.RedisCeiling(ctx, url, sha, keys, args, 64, 200000)
+	sha, keys, args := s.ReserveCall("__rand_int__", "bench", budget.Cost{Tokens: 200}, budget.Limits{Tokens: 1 << 50, Requests: 1 << 50, Margin: 1})
+	return store.RedisCeiling(ctx, url, sha, keys, args, 64, 200000)
 }

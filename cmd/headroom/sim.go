@@ -20,7 +20,7 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.Var(&deps, "deployment", "a deployment as `NAME:TPM[:RPM]` (repeatable); RPM defaults to 6 per 1,000 TPM")
 	fs.Var(&keys, "api-key", "accept only this `key` (repeatable); without it any non-empty key passes")
 	window := fs.Duration("window", azuresim.DefaultWindow, "token window length; the 1 s and 10 s request windows scale with it")
-	refund := fs.String("refund", string(azuresim.Hold), "unused estimate: hold (kept for the window) or release (given back on completion)")
+	refund := fs.String("refund", string(azuresim.Hold), "unused estimate: hold (kept for the window) or refund (given back on completion; release is its earlier name)")
 	reply := fs.String("reply", "echo", "reply behaviour of --deployment deployments: echo, fixed or heuristic")
 	outTokens := fs.Int("output-tokens", 0, "answer length of the fixed behaviour, in tokens (default 16)")
 	latency := fs.Duration("latency", 0, "base latency of every call")

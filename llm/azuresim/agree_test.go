@@ -2,10 +2,13 @@ package azuresim_test
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/headroom-agent/headroom/budget"
+	"github.com/headroom-agent/headroom/llm"
 	"github.com/headroom-agent/headroom/llm/azuresim"
+	"github.com/headroom-agent/headroom/llm/tokens"
 )
 
 // The simulator and the budget client each keep their own table of Azure's
@@ -32,5 +35,25 @@ func TestQuotaTablesAgree(t *testing.T) {
 	slices.Sort(client)
 	if !slices.Equal(sim, client) {
 		t.Errorf("the simulator knows the families %q, the client %q", sim, client)
+	}
+}
+
+// The client reserves what the simulator charges at admission: each keeps
+// its own copy of Azure's character rule.
+func TestEstimatesAgree(t *testing.T) {
+	for _, msgs := range [][]tokens.Message{
+		{{Role: "user", Content: strings.Repeat("x", 28)}},
+		{{Role: "system", Content: "Be brief."}, {Role: "user", Content: "click #37"}},
+		{{Content: "héllo"}, {Content: ""}, {Content: `{"goal":"find a desk","page":{"url":"/"}}`, Name: "agent"}},
+		nil,
+	} {
+		for _, c := range [][2]int64{{0, 1}, {48, 1}, {4096, 1}, {64, 3}} {
+			if sim, client := azuresim.Estimate(msgs, c[0], c[1], 0), llm.Estimate(msgs, c[0], c[1]); sim != client {
+				t.Errorf("%d messages, cap %d, n %d: the simulator charges %d, the client reserves %d", len(msgs), c[0], c[1], sim, client)
+			}
+		}
+	}
+	if got := llm.Estimate([]tokens.Message{{Role: "user", Content: strings.Repeat("x", 28)}}, 0, 1); got != 8 {
+		t.Errorf("a 28-character prompt is estimated at %d tokens; Azure charged 8", got)
 	}
 }

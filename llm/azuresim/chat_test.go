@@ -46,7 +46,7 @@ func TestAzureClientGetsCompletion(t *testing.T) {
 	if res.Usage.PromptTokens != int64(want) || res.Usage.CompletionTokens != int64(tokens.Count("click #37")) {
 		t.Errorf("usage = %+v, want prompt %d", res.Usage, want)
 	}
-	estimate := int64(tokens.CharEstimate([]tokens.Message{{Content: "Be brief."}, {Content: "click #37"}})) + 48
+	estimate := Estimate([]tokens.Message{{Content: "Be brief."}, {Content: "click #37"}}, 48, 1, 1)
 	for h, v := range map[string]string{
 		"x-ratelimit-limit-tokens":       "60000",
 		"x-ratelimit-remaining-tokens":   strconv.FormatInt(60000-estimate, 10),

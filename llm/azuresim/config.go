@@ -39,9 +39,22 @@ const (
 	// Hold keeps the whole estimate charged for the rest of the window;
 	// nothing in Azure's documentation says unused estimate comes back.
 	Hold RefundPolicy = "hold"
-	// Release gives the unused estimate back when the call completes.
-	Release RefundPolicy = "release"
+	// Refund gives the unused estimate back when the call completes (the
+	// budget client's policy of the same name assumes the same).
+	Refund RefundPolicy = "refund"
 )
+
+// released is Refund's earlier name, still accepted in a config or on
+// headroom sim's --refund.
+const released RefundPolicy = "release"
+
+// normal is p under its current name.
+func (p RefundPolicy) normal() RefundPolicy {
+	if p == released {
+		return Refund
+	}
+	return p
+}
 
 // Pool is a quota shared by several deployments.
 type Pool struct {

@@ -37,7 +37,7 @@ func TestParseConfigErrorsNameFileLineAndField(t *testing.T) {
 func TestParseConfigFull(t *testing.T) {
 	cfg, err := ParseConfig("sim.yaml", []byte(`
 window: 6s
-refund: release
+refund: refund
 seed: 3
 faults: {latency: 20ms, latency_per_token: 1ms, jitter: 0.2, error_rate: 0.01, drop_rate: 0.001}
 pools: [{name: east, tpm: 200000}]
@@ -56,7 +56,7 @@ deployments:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Window != 6*time.Second || cfg.Refund != Release || cfg.Faults.Latency != 20*time.Millisecond || cfg.Deployments[0].OutputTokens != 30 {
+	if cfg.Window != 6*time.Second || cfg.Refund != Refund || cfg.Faults.Latency != 20*time.Millisecond || cfg.Deployments[0].OutputTokens != 30 {
 		t.Errorf("decoded %+v", cfg)
 	}
 	s, err := New(cfg, Options{})

@@ -46,10 +46,10 @@ func (c Config) check(bad errorf) error {
 	if c.Window < 0 || (c.Window > 0 && c.Window < 60*time.Millisecond) {
 		return bad("window", "%v is too short: the 1 s request window would be under a millisecond (use at least 60ms)", c.Window)
 	}
-	switch c.Refund {
-	case "", Hold, Release:
+	switch c.Refund.normal() {
+	case "", Hold, Refund:
 	default:
-		return bad("refund", "%q is not a refund policy: use hold or release", c.Refund)
+		return bad("refund", "%q is not a refund policy: use hold or refund", c.Refund)
 	}
 	if err := c.Faults.check("faults", bad); err != nil {
 		return err

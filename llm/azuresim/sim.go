@@ -74,7 +74,7 @@ func New(cfg Config, opts Options) (*Sim, error) {
 	}
 	s := &Sim{
 		window: cmp.Or(cfg.Window, DefaultWindow),
-		refund: cmp.Or(cfg.Refund, Hold),
+		refund: cmp.Or(cfg.Refund.normal(), Hold),
 		start:  time.Now(),
 	}
 	seed := uint64(cfg.Seed)
@@ -250,7 +250,7 @@ func (s *Sim) done(t *ticket, promptTokens, completionTokens int64) {
 	d := t.d
 	d.stats.PromptTokens += promptTokens
 	d.stats.CompletionTokens += completionTokens
-	if s.refund != Release {
+	if s.refund != Refund {
 		return
 	}
 	unused := t.cost - (promptTokens + completionTokens)

@@ -17,7 +17,7 @@ type Stats struct {
 	Dropped      int64   `json:"dropped"`
 
 	// TokensCharged is the sum of admission estimates; TokensRefunded what
-	// the release policy gave back; PromptTokens and CompletionTokens are
+	// the refund policy gave back; PromptTokens and CompletionTokens are
 	// what the calls really used.
 	TokensCharged int64 `json:"tokens_charged"`
 	// WindowTokens is what the current token window holds.

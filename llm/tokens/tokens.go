@@ -7,7 +7,6 @@ package tokens
 
 import (
 	"sync"
-	"unicode/utf8"
 
 	"github.com/tiktoken-go/tokenizer"
 )
@@ -96,18 +95,4 @@ func Truncate(s string, max int) (string, bool) {
 		return s, false
 	}
 	return Decode(ids[:max]), true
-}
-
-// CharEstimate is a character-based prompt estimate in the manner of Azure's
-// admission check, which counts characters rather than running a tokenizer:
-// a quarter token per character, rounded up, plus one for each message.
-// It matches the published measurements (a 28-character gpt-4o prompt was
-// charged 8 tokens; 44 characters of embeddings input, 11).
-func CharEstimate(msgs []Message) int {
-	n := 0
-	for _, m := range msgs {
-		chars := utf8.RuneCountInString(m.Content) + utf8.RuneCountInString(m.Name)
-		n += (chars+3)/4 + 1
-	}
-	return n
 }

@@ -35,13 +35,3 @@ func TestTruncate(t *testing.T) {
 		t.Fatal("empty string has tokens")
 	}
 }
-
-func TestCharEstimate(t *testing.T) {
-	// 28 characters in one message: 7 + 1.
-	if got := CharEstimate([]Message{{Role: "user", Content: strings.Repeat("x", 28)}}); got != 8 {
-		t.Fatalf("CharEstimate(28 chars) = %d, want 8", got)
-	}
-	if got := CharEstimate([]Message{{Content: "héllo"}, {Content: ""}}); got != 2+1+1 {
-		t.Fatalf("CharEstimate = %d, want 4 (runes, not bytes)", got)
-	}
-}

@@ -1,4 +1,4 @@
-package burstbench
+package burst
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package fleetbench
+package fleet
 
 import (
 	"context"
@@ -72,6 +72,10 @@ func RunWorker(ctx context.Context, spec WorkerSpec) (WorkerResult, error) {
 	}
 	defer store.Close()
 
+	mix, err := agentKinds()
+	if err != nil {
+		return WorkerResult{}, err
+	}
 	var call func(ctx context.Context, rng *rand.Rand, k kind) error
 	switch spec.Strategy {
 	case "headroom":
@@ -94,7 +98,7 @@ func RunWorker(ctx context.Context, spec WorkerSpec) (WorkerResult, error) {
 			rng := rand.New(rand.NewPCG(spec.Seed, uint64(a)))
 			for time.Now().Before(end) && ctx.Err() == nil {
 				callCtx, cancel := context.WithDeadline(ctx, end)
-				err := call(callCtx, rng, pick(rng))
+				err := call(callCtx, rng, mix.pick(rng))
 				cancel()
 				switch {
 				case errors.Is(err, context.DeadlineExceeded) && !time.Now().Before(end):
@@ -115,14 +119,6 @@ func RunWorker(ctx context.Context, spec WorkerSpec) (WorkerResult, error) {
 	}
 	wg.Wait()
 	return res, nil
-}
-
-func params(k kind) openai.ChatCompletionNewParams {
-	return openai.ChatCompletionNewParams{
-		Messages:  []openai.ChatCompletionMessageParamUnion{openai.UserMessage(k.prompt())},
-		MaxTokens: openai.Int(k.maxTokens),
-		N:         openai.Int(1),
-	}
 }
 
 // headroomCaller places every call through the router.
@@ -146,7 +142,7 @@ func headroomCaller(store budget.Store, spec WorkerSpec, window time.Duration) (
 		return nil, err
 	}
 	return func(ctx context.Context, _ *rand.Rand, k kind) error {
-		_, _, err := disp.Chat(ctx, budget.Call{Tokens: k.cost()}, params(k))
+		_, _, err := disp.Chat(ctx, budget.Call{Tokens: k.cost}, k.params())
 		return err
 	}, nil
 }
@@ -155,7 +151,7 @@ func headroomCaller(store budget.Store, spec WorkerSpec, window time.Duration) (
 // deployment, send, and on a 429 wait its Retry-After and pick again.
 func baselineCaller(rdb redis.UniversalClient, store budget.Store, spec WorkerSpec, window time.Duration) (func(context.Context, *rand.Rand, kind) error, error) {
 	client := openai.NewClient(
-		azure.WithEndpoint(spec.Endpoint, "2024-10-21"),
+		azure.WithEndpoint(spec.Endpoint, budget.DefaultAPIVersion),
 		azure.WithAPIKey("fleet"),
 		azure.WithUnsafeAllowHTTP(),
 		option.WithMaxRetries(0),
@@ -207,7 +203,7 @@ func baselineCaller(rdb redis.UniversalClient, store budget.Store, spec WorkerSp
 			if err != nil {
 				return err
 			}
-			p := params(k)
+			p := k.params()
 			p.Model = dep
 			var raw *http.Response
 			out, err := client.Chat.Completions.New(ctx, p, option.WithResponseInto(&raw))

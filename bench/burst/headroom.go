@@ -1,9 +1,10 @@
-package burstbench
+package burst
 
 import (
 	"context"
 
 	"github.com/headroom-agent/headroom/budget"
+	"github.com/headroom-agent/headroom/llm"
 	"github.com/headroom-agent/headroom/llm/tokens"
 )
 
@@ -11,7 +12,7 @@ import (
 // budget router, which reserves it before it is sent, spaces admissions at
 // the deployment's request rate and has the rest wait their turn in its
 // queue, so the deployment is never asked for more than it has.
-func Headroom(t Target) Strategy {
+func Headroom() Strategy {
 	return Strategy{
 		Name: "headroom",
 		Desc: "budget router: reserve before sending, spaced at the quota",
@@ -33,9 +34,8 @@ func Headroom(t Target) Strategy {
 			if err != nil {
 				panic(err)
 			}
-			// What Azure charges the call: its character estimate plus
-			// its answer cap.
-			cost := int64(tokens.CharEstimate([]tokens.Message{{Role: "user", Content: chatPrompt}})) + chatMaxTokens
+			// What the client reserves, which is what Azure charges.
+			cost := llm.Estimate([]tokens.Message{{Role: "user", Content: chatPrompt}}, chatMaxTokens, 1)
 			return Measure(ctx, "headroom", t, n, func(ctx context.Context, _ int, attempt Send) bool {
 				_, _, err := router.Do(ctx, budget.Call{Tokens: cost}, func(ctx context.Context, _ *budget.Lease) budget.Outcome {
 					status, h, err := attempt(ctx)

@@ -1,7 +1,7 @@
-// Package storebench measures a budget store: reservations per second and
+// Package store measures a budget store: reservations per second and
 // latency of reserve+settle with many concurrent clients, and, for Redis,
 // the ceiling the same script reaches when redis-benchmark drives it.
-package storebench
+package store
 
 import (
 	"cmp"

@@ -1,4 +1,4 @@
-package fleetbench
+package fleet
 
 import (
 	"bytes"

@@ -1,10 +1,10 @@
-// Package burstbench measures what client-side strategies do with a burst:
+// Package burst measures what client-side strategies do with a burst:
 // n chat completions that arrive at the same instant at one Azure OpenAI
 // deployment, each allowed a few attempts. It runs against any
 // Azure-compatible endpoint or an in-process simulator, and reports per
 // strategy how many requests completed, how many 429s they drew and how
 // long they took.
-package burstbench
+package burst
 
 import (
 	"cmp"
@@ -26,15 +26,12 @@ import (
 	"github.com/headroom-agent/headroom/llm/azuresim"
 )
 
-// DefaultAPIVersion is the api-version sent when a Target names none.
-const DefaultAPIVersion = "2024-10-21"
-
 // Target is the deployment a burst is sent to.
 type Target struct {
 	Endpoint   string // Azure OpenAI resource base URL, e.g. http://127.0.0.1:PORT
 	Deployment string
 	APIKey     string // sent as the api-key header; never printed
-	APIVersion string // default 2024-10-21
+	APIVersion string // default budget.DefaultAPIVersion
 	RPM        int    // the deployment's request limit, for pacing (E) and the floor
 	// Minute is the length of the endpoint's rate-limit minute: one minute
 	// for Azure (the default), shorter for a compressed simulator. Client
@@ -156,7 +153,8 @@ func (p policy) strategy(name, desc string) Strategy {
 				if succeeded(status, err) {
 					return true
 				}
-				if !retryable(status, err) || ctx.Err() != nil || a == maxAttempts-1 {
+				retry := budget.Outcome{Sent: true, Status: status, Header: h, Err: err}.Retryable()
+				if !retry || ctx.Err() != nil || a == maxAttempts-1 {
 					return false
 				}
 				if !sleep(ctx, p.backoff(t, a, h)) {
@@ -215,13 +213,6 @@ func sleep(ctx context.Context, d time.Duration) bool {
 }
 
 func succeeded(status int, err error) bool { return err == nil && status >= 200 && status < 300 }
-
-// retryable is true for the answers a retry can fix: throttling, server
-// errors, timeouts and transport failures. A 400 or 401 stays wrong.
-func retryable(status int, err error) bool {
-	return err != nil || status == 0 || status == http.StatusTooManyRequests ||
-		status == http.StatusRequestTimeout || status >= 500
-}
 
 // Measure sends n requests to t, all released at the same instant, and
 // reports them as name's Row. one carries request i to its end: it calls
@@ -308,7 +299,7 @@ var chatBody = fmt.Sprintf(`{"messages":[{"role":"user","content":%q}],"max_toke
 // answer.
 func ChatSend(t Target) Send {
 	u := strings.TrimRight(t.Endpoint, "/") + "/openai/deployments/" + url.PathEscape(t.Deployment) +
-		"/chat/completions?api-version=" + url.QueryEscape(cmp.Or(t.APIVersion, DefaultAPIVersion))
+		"/chat/completions?api-version=" + url.QueryEscape(cmp.Or(t.APIVersion, budget.DefaultAPIVersion))
 	client := t.Client
 	if client == nil {
 		client = NewClient()
@@ -350,7 +341,7 @@ func NewClient() *http.Client {
 // strategy so that each begins with fresh windows.
 func Simulated(ctx context.Context, window time.Duration) (Target, func(), error) {
 	window = cmp.Or(window, time.Minute)
-	t := Target{Deployment: "gpt-4o", APIKey: "burstbench", APIVersion: DefaultAPIVersion, RPM: 60, Minute: window}
+	t := Target{Deployment: "gpt-4o", APIKey: "bench-burst", APIVersion: budget.DefaultAPIVersion, RPM: 60, Minute: window}
 	sim, err := azuresim.New(azuresim.Config{
 		Window: window,
 		Faults: azuresim.Faults{Latency: t.scaled(600 * time.Millisecond), Jitter: 0.5},
