@@ -1,0 +1,44 @@
+// Package boundaries holds the test that keeps each package out of the
+// rooms the README's layout says it must not enter.
+package boundaries
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+const mod = "github.com/headroom-agent/headroom/"
+
+// forbidden lists, per package, what it must never link, directly or
+// not: a package, or with /... a package and everything below it.
+var forbidden = map[string][]string{
+	"llm":                    {"llm/azuresim/...", "llm/embedded", "budget/redisstore", "github.com/redis/go-redis/...", "browser/..."},
+	"budget":                 {"llm/...", "browser/...", "calltypes", "config"},
+	"calltypes":              {"budget/...", "llm/...", "browser/...", "config"},
+	"browser":                {"llm/...", "budget/...", "calltypes"},
+	"llm/azuresim":           {"budget/...", "llm", "calltypes", "config"},
+	"llm/azuresim/heuristic": {"budget/...", "llm", "config"},
+	"agent":                  {"llm/azuresim/...", "budget/redisstore", "github.com/redis/go-redis/..."},
+	"config":                 {"llm/...", "browser/..."},
+}
+
+func TestPackagesStayInTheirRooms(t *testing.T) {
+	for pkg, bad := range forbidden {
+		out, err := exec.Command("go", "list", "-deps", mod+pkg).Output()
+		if err != nil {
+			t.Fatalf("go list -deps %s: %v", pkg, err)
+		}
+		for _, dep := range strings.Fields(string(out)) {
+			for _, b := range bad {
+				full, tree := strings.CutSuffix(b, "/...")
+				if !strings.Contains(full, ".") {
+					full = mod + full
+				}
+				if dep == full || tree && strings.HasPrefix(dep, full+"/") {
+					t.Errorf("%s links %s, which it must not", pkg, dep)
+				}
+			}
+		}
+	}
+}
