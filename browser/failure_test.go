@@ -22,38 +22,6 @@ import (
 	"github.com/headroom-agent/headroom/internal/testsite"
 )
 
-// descendants lists pid and every process below it.
-func descendants(pid int) []int {
-	parent := map[int]int{}
-	dirs, _ := os.ReadDir("/proc")
-	for _, d := range dirs {
-		n, err := strconv.Atoi(d.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + d.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid ...: comm may hold spaces, so cut at the last ')'.
-		f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
-		if len(f) > 1 {
-			parent[n], _ = strconv.Atoi(f[1])
-		}
-	}
-	out := []int{pid}
-	for changed := true; changed; {
-		changed = false
-		for c, p := range parent {
-			if contains(out, p) && !contains(out, c) {
-				out = append(out, c)
-				changed = true
-			}
-		}
-	}
-	return out
-}
-
 func contains(s []int, v int) bool {
 	for _, x := range s {
 		if x == v {
@@ -80,7 +48,7 @@ func TestChromeKilledMidRun(t *testing.T) {
 	ctx := ctxT(t)
 	mustAct(t, Navigated)(p.Navigate(ctx, s.URL+"/shop/index.html"))
 	snap := observe(t, p)
-	procs := descendants(p.PID())
+	procs := append([]int{p.PID()}, descendants(p.PID())...)
 	if p.PID() == 0 || len(procs) < 2 {
 		t.Fatalf("chrome pid %d with processes %v", p.PID(), procs)
 	}
@@ -141,7 +109,7 @@ func TestRendererCrash(t *testing.T) {
 func TestCloseLeavesNoProcess(t *testing.T) {
 	t.Parallel()
 	p := open(t, Options{})
-	procs := descendants(p.PID())
+	procs := append([]int{p.PID()}, descendants(p.PID())...)
 	p.Close()
 	time.Sleep(200 * time.Millisecond)
 	for _, pid := range procs {

@@ -79,6 +79,13 @@ type Options struct {
 	// Flags are extra command-line flags for a launched Chrome, such as
 	// "proxy-server": "http://proxy:3128" (true for a bare flag).
 	Flags map[string]any
+	// ReapHelpers makes this process the subreaper of a launched Chrome's
+	// helper processes (Linux), so Close reaps them instead of leaving
+	// them to init. It is process-wide, and Close then ends and reaps
+	// every process below this one: set it in a program that owns its
+	// container and runs one browser, such as headroom run, not in a
+	// library's host.
+	ReapHelpers bool
 }
 
 func (o *Options) defaults() {
@@ -159,6 +166,9 @@ func Open(ctx context.Context, o Options) (*Page, error) {
 			return nil, err
 		}
 		what = "launching " + exec
+		if o.ReapHelpers {
+			becomeSubreaper()
+		}
 		allocCtx, p.cancelAlloc = chromedp.NewExecAllocator(context.Background(), launchFlags(exec, o)...)
 	}
 	var tabOpts []chromedp.ContextOption
@@ -269,12 +279,26 @@ func (p *Page) Close() error {
 	if p.closed.Swap(true) {
 		return nil
 	}
+	var helpers []int
+	switch {
+	case p.pid != 0 && p.opts.ReapHelpers:
+		// Helpers Chrome started apart from itself (its crash handler)
+		// are this process's children already: all of them are Chrome's.
+		for _, pid := range descendants(os.Getpid()) {
+			if pid != p.pid {
+				helpers = append(helpers, pid)
+			}
+		}
+	case p.pid != 0:
+		helpers = descendants(p.pid)
+	}
 	if p.cancelTab != nil {
 		p.cancelTab()
 	}
 	if p.cancelAlloc != nil {
 		p.cancelAlloc() // waits for a launched Chrome to exit and removes its profile
 	}
+	reap(helpers, 2*time.Second)
 	return nil
 }
 

@@ -103,7 +103,30 @@ type CallOptions struct {
 	// Priority is the call's class when the budget is short; "" is the
 	// type's own.
 	Priority calltypes.Priority
+	// Allowance is the most the call may reserve over all its requests (a
+	// task's token budget, less what it has spent); 0 is no bound. A
+	// request that would go past it is never reserved: the call fails
+	// with an *OverBudgetError.
+	Allowance int64
 }
+
+// ErrOverBudget is wrapped by the error of a call stopped by its
+// allowance.
+var ErrOverBudget = errors.New("llm: the call would reserve more than its allowance")
+
+// OverBudgetError is a request that was not sent because it would have
+// reserved more than the call's allowance left.
+type OverBudgetError struct {
+	Type string
+	Need int64 // what the request would reserve
+	Left int64 // what the allowance had left
+}
+
+func (e *OverBudgetError) Error() string {
+	return fmt.Sprintf("llm: a %s request would reserve %d tokens and only %d are left of the allowance: raise the token budget, or lower the type's max_tokens", e.Type, e.Need, e.Left)
+}
+
+func (e *OverBudgetError) Unwrap() error { return ErrOverBudget }
 
 // Stats returns a copy of the per-type counters.
 func (c *Caller) Stats() map[string]TypeStats {
@@ -198,6 +221,12 @@ func (c *Caller) Call(ctx context.Context, typeName string, input any, o CallOpt
 // exchange sends one request (or answers it from the cassette) and returns
 // the answer's text; it adds what the request did to rep.
 func (c *Caller) exchange(ctx context.Context, t calltypes.Type, msgs []tokens.Message, maxTokens int64, o CallOptions, rep *Report) (string, error) {
+	if o.Allowance > 0 {
+		need, left := Estimate(msgs, maxTokens, max(1, t.N)), o.Allowance-rep.TokensReserved
+		if need > left {
+			return "", &OverBudgetError{Type: t.Name, Need: need, Left: max(0, left)}
+		}
+	}
 	params := request(t, msgs, maxTokens)
 	body, err := json.Marshal(params)
 	if err != nil {

@@ -21,12 +21,18 @@ type browserFlags struct {
 }
 
 func (b *browserFlags) add(fs *flag.FlagSet) {
+	b.addBrowser(fs)
+	fs.StringVar(&b.steps, "steps", "", "YAML `file` of steps to take after the page loads (click, type, select, ...)")
+}
+
+// addBrowser adds the flags that choose and bound the browser, without
+// --steps (a task file has its own).
+func (b *browserFlags) addBrowser(fs *flag.FlagSet) {
 	fs.StringVar(&b.chrome, "chrome", "", "Chrome or Chromium `path` to launch (default $CHROME_PATH, then chromium, google-chrome, ... on $PATH)")
 	fs.StringVar(&b.remote, "browser", "", "attach to a running browser at this DevTools `address` (ws://host:port/devtools/browser/ID or http://host:port) instead of launching one")
 	fs.Var(&b.allow, "allow", "allow only this `domain` (and its subdomains); repeat for more; default: any")
 	fs.DurationVar(&b.timeout, "load-timeout", 30*time.Second, "give up on a page that has not loaded within this `duration`")
 	fs.BoolVar(&b.verbose, "v", false, "log blocked requests and Chrome's own output to stderr")
-	fs.StringVar(&b.steps, "steps", "", "YAML `file` of steps to take after the page loads (click, type, select, ...)")
 }
 
 // load checks the flags and reads the steps file; an error is bad usage.

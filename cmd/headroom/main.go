@@ -42,6 +42,7 @@ type command struct {
 
 func commands() []command {
 	return []command{
+		{"run", "run one agent on a task file and print its result", runTask},
 		{"record", "record a page (and scripted steps on it) as a HAR file for offline replay", runRecord},
 		{"observe", "print what an agent sees of a page, live or replayed from a HAR file", runObserve},
 		{"sim", "serve a simulated Azure OpenAI endpoint with Azure's rate limits", runSim},

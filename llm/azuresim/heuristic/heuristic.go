@@ -53,7 +53,11 @@ import (
 //     typing or selecting (a form still to send), and the page shows 60%
 //     of the goal's quoted values or all its key words, unless a link to
 //     the goal's target is still to be opened. With nothing matching, it
-//     answers done after acting, else scrolls down once, then gives up.
+//     follows a link that reads as leading on to more of the same ("next
+//     page", "older posts", "skip ahead"), else answers done after acting,
+//     else scrolls down once, then gives up. A step that went to another
+//     page does not count as the action to avoid repeating: the same index
+//     there is another element.
 //   - yes-no answers true when the page (title, text, element names and
 //     values) shows all the values the question quotes or, when it quotes
 //     none, 60% of those the goal and last action quote and 60% of the
@@ -515,6 +519,24 @@ func usable(e calltypes.Element) bool { return !e.Disabled && e.Index >= 0 }
 
 func isLink(e calltypes.Element) bool { return lower(e.Tag) == "a" || lower(e.Role) == "link" }
 
+// onwardWords name a way on through a list or an archive.
+var onwardWords = wordSet(`next more older newer continue ahead forward further following other another skip`)
+
+// onward reports a link that reads as leading on to more of the same:
+// "Next page", "Older posts", "Skip ahead", "›".
+func onward(e calltypes.Element) bool {
+	name := strings.TrimSpace(e.Name)
+	if name == "›" || name == "»" || name == "→" || name == ">" {
+		return true
+	}
+	for _, w := range terms(name) {
+		if onwardWords[w] {
+			return true
+		}
+	}
+	return false
+}
+
 func isButton(e calltypes.Element) bool {
 	if lower(e.Tag) == "button" || lower(e.Role) == "button" {
 		return true
@@ -706,9 +728,10 @@ func optionAfter(goal string, names []string) string {
 
 // History.
 
-// repeats reports whether a is the action t took.
+// repeats reports whether a is the action t took, on the same page: after
+// a step that went to another page, its indexes name other elements.
 func repeats(a calltypes.Action, t calltypes.Taken) bool {
-	if a.Kind != t.Action.Kind || a.Index != t.Action.Index {
+	if a.Kind != t.Action.Kind || a.Index != t.Action.Index || strings.HasPrefix(t.Outcome, "navigated") {
 		return false
 	}
 	if a.Kind == calltypes.ActType || a.Kind == calltypes.ActSelect {
@@ -811,6 +834,14 @@ func pick(in calltypes.PickInput) calltypes.Action {
 	}
 	if len(cands) > 0 {
 		return act(cands[0])
+	}
+	// Nothing here matches: a link to more of the same (the next page of
+	// a list, an archive's older entries) may lead to what does.
+	for _, e := range els {
+		a := calltypes.Action{Kind: calltypes.ActClick, Index: e.Index, Reason: "nothing here matches the goal; the " + describe(e) + " may lead to more"}
+		if usable(e) && !e.Hidden && isLink(e) && onward(e) && !repeats(a, last) {
+			return a
+		}
 	}
 	switch {
 	case acted:

@@ -1,0 +1,76 @@
+package agent
+
+import "github.com/headroom-agent/headroom/llm"
+
+// Status is how a task ended.
+type Status string
+
+// The ways a task ends.
+const (
+	Succeeded       Status = "succeeded"        // the goal is met (and the success check holds)
+	Failed          Status = "failed"           // the task ran and did not reach its goal
+	Stuck           Status = "stuck"            // the agent repeated itself after planning again
+	BudgetExhausted Status = "budget_exhausted" // the next call would have reserved past token_budget
+	DeadlineHit     Status = "deadline"         // the task's deadline passed
+	Shed            Status = "shed"             // the budget could not place a call in time
+	Errored         Status = "error"            // the browser or the model failed, or the run was interrupted
+)
+
+// Result is what a task did: how it ended, the answer, every step with
+// its model calls, and the totals. It is written as result.json.
+type Result struct {
+	Task   string `json:"task"`
+	Status Status `json:"status"`
+	Reason string `json:"reason"`
+	Answer string `json:"answer"`
+	// Plan is the last plan the model made.
+	Plan  []string `json:"plan,omitempty"`
+	Steps []Step   `json:"steps"`
+	// Calls are the calls outside any step: planning and summarize.
+	Calls  []llm.Report `json:"calls"`
+	Totals Totals       `json:"totals"`
+}
+
+// Step is one step of a run: a scripted action or a model's pick, what
+// came of it, and the calls it made.
+type Step struct {
+	N int `json:"n"` // from 1
+	// Action is the action as written (calltypes.Action.String for a
+	// pick, the step's own wording for a scripted one).
+	Action string `json:"action"`
+	// Target describes the element acted on, as the snapshot named it.
+	Target string `json:"target,omitempty"`
+	// Outcome is what happened: navigated, changed, nothing, or the error.
+	Outcome string `json:"outcome"`
+	URL     string `json:"url"` // after the step
+	// Why is the model's reason for the pick; empty for a scripted step.
+	Why string `json:"why,omitempty"`
+	// Verdict is the yes-no check after the step, when one was made.
+	Verdict    string       `json:"verdict,omitempty"`
+	Scripted   bool         `json:"scripted,omitempty"`
+	Screenshot string       `json:"screenshot,omitempty"` // file name in the output directory
+	Calls      []llm.Report `json:"calls"`
+	ElapsedMS  int64        `json:"elapsed_ms"`
+	// AgentMS is the step's time less its model calls' latency: the
+	// browser and the agent's own work.
+	AgentMS int64 `json:"agent_ms"`
+}
+
+// Totals add up a run.
+type Totals struct {
+	Steps          int   `json:"steps"`
+	Calls          int   `json:"calls"`
+	PromptTokens   int64 `json:"prompt_tokens"`
+	TokensReserved int64 `json:"tokens_reserved"`
+	TokensUsed     int64 `json:"tokens_used"`
+	ModelMS        int64 `json:"model_ms"` // the calls' latency
+	ElapsedMS      int64 `json:"elapsed_ms"`
+	Retries        int   `json:"retries"`
+	RateLimited    int   `json:"rate_limited"`
+	// TokenBudget is the task's, for comparison; 0 when it set none.
+	TokenBudget int64 `json:"token_budget,omitempty"`
+	// PeakRSSMB and ChromePeakRSSMB are the peak memory of the process
+	// that ran the agent and of its Chrome, when the runner measured them.
+	PeakRSSMB       float64 `json:"peak_rss_mb,omitempty"`
+	ChromePeakRSSMB float64 `json:"chrome_peak_rss_mb,omitempty"`
+}

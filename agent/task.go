@@ -1,0 +1,75 @@
+package agent
+
+import (
+	"time"
+
+	"github.com/headroom-agent/headroom/browser"
+	"github.com/headroom-agent/headroom/calltypes"
+)
+
+// Task is one job for one agent, as a task file writes it (YAML):
+//
+//	name: cheapest-desk
+//	start_url: http://127.0.0.1:8391/shop/
+//	goal: Find the cheapest desk and report its price.
+//	allowed_domains: [127.0.0.1]
+//	max_steps: 12
+//	token_budget: 60000
+//	deadline: 2m
+//	priority: interactive
+//	success: {text: "EUR", url: "/shop/item"}
+//	replay: shop.har        # relative to the task file; none: the live web
+//	cassette: shop.jsonl    # model calls to answer from
+//	steps:                  # scripted before, between or instead of the model
+//	  - type: "#q"
+//	    text: desk
+//	    submit: true
+//	  - agent: open the cheapest desk
+type Task struct {
+	Name     string `yaml:"name" json:"name"`
+	StartURL string `yaml:"start_url" json:"start_url"`
+	Goal     string `yaml:"goal" json:"goal"`
+	// AllowedDomains confine the browser; empty allows the start URL's
+	// host alone.
+	AllowedDomains []string `yaml:"allowed_domains" json:"allowed_domains,omitempty"`
+	// MaxSteps bounds the actions the model takes; DefaultMaxSteps when 0.
+	MaxSteps int `yaml:"max_steps" json:"max_steps"`
+	// TokenBudget is the tokens the whole task may reserve; 0 is no bound.
+	TokenBudget int64 `yaml:"token_budget" json:"token_budget,omitempty"`
+	// Deadline bounds the task's time; 0 is no bound.
+	Deadline Duration `yaml:"deadline" json:"deadline,omitempty"`
+	// Priority is the class of every call; "" is interactive.
+	Priority calltypes.Priority `yaml:"priority" json:"priority,omitempty"`
+	Success  *Success           `yaml:"success" json:"success,omitempty"`
+	// Replay is a HAR file to answer every request from, offline.
+	Replay string `yaml:"replay" json:"replay,omitempty"`
+	// Cassette is a file of model calls to answer from, with no model.
+	Cassette string `yaml:"cassette" json:"cassette,omitempty"`
+	// Steps are scripted actions and sub-goals, in order. None means one
+	// model-driven sub-goal: the Goal.
+	Steps []TaskStep `yaml:"steps" json:"steps,omitempty"`
+
+	// File is the task file's path, for messages; Replay and Cassette are
+	// resolved against its directory when loaded.
+	File string `yaml:"-" json:"-"`
+}
+
+// DefaultMaxSteps bounds a task that sets no max_steps.
+const DefaultMaxSteps = 20
+
+// Success is what the final page must show for the task to succeed: the
+// text, the URL pattern (a regular expression), or both.
+type Success struct {
+	Text string `yaml:"text" json:"text,omitempty"`
+	URL  string `yaml:"url" json:"url,omitempty"`
+}
+
+// TaskStep is one scripted step (the syntax of a steps file) or, with
+// Agent set, a sub-goal handed to the model until it is met.
+type TaskStep struct {
+	browser.Step `yaml:",inline"`
+	Agent        string `yaml:"agent,omitempty" json:"agent,omitempty"`
+}
+
+// Duration is a time.Duration written as "90s" or "2m".
+type Duration time.Duration

@@ -1,0 +1,583 @@
+package agent
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/goccy/go-yaml"
+	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/lexer"
+	"github.com/goccy/go-yaml/parser"
+	"github.com/goccy/go-yaml/token"
+
+	"github.com/headroom-agent/headroom/browser"
+	"github.com/headroom-agent/headroom/calltypes"
+	"github.com/headroom-agent/headroom/internal/yamlconf"
+)
+
+const (
+	// maxTaskFile bounds what LoadTask reads: a task is a page of YAML,
+	// and anything larger is a mistake (or /dev/zero).
+	maxTaskFile = 1 << 20
+	// maxNesting bounds how deep a task file nests. A task is two or three
+	// levels deep; the YAML parser's time grows with the square of the
+	// depth, so deeper input is refused before it is parsed.
+	maxNesting = 100
+	// maxTaskSteps bounds max_steps.
+	maxTaskSteps = 1000
+)
+
+// LoadTask reads and checks a task file. Every problem is reported as
+// file:line: field: what is wrong.
+func LoadTask(path string) (*Task, error) {
+	data, err := readTaskFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return ParseTask(path, data)
+}
+
+// readTaskFile reads a regular file of at most maxTaskFile bytes. The
+// checks come before the open: opening a FIFO would wait for a writer.
+func readTaskFile(path string) ([]byte, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file: a task is a YAML file", path)
+	}
+	if fi.Size() > maxTaskFile {
+		return nil, fmt.Errorf("%s: %d bytes: a task file is at most %d", path, fi.Size(), maxTaskFile)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	// The file may have grown since Stat: read one byte past the bound to tell.
+	data, err := io.ReadAll(io.LimitReader(f, maxTaskFile+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > maxTaskFile {
+		return nil, fmt.Errorf("%s: over %d bytes: a task file is at most %d", path, maxTaskFile, maxTaskFile)
+	}
+	return data, nil
+}
+
+// ParseTask decodes and checks a task held in memory. file names it in
+// messages and is where relative replay and cassette paths start from.
+func ParseTask(file string, data []byte) (*Task, error) {
+	if err := checkNesting(file, data); err != nil {
+		return nil, err
+	}
+	var t Task
+	doc, err := yamlconf.Decode(file, data, &t)
+	if err != nil {
+		return nil, nameField(data, err)
+	}
+	if err := t.check(doc, data); err != nil {
+		return nil, err
+	}
+	t.File = file
+	dir := filepath.Dir(file)
+	t.Replay = resolve(dir, t.Replay)
+	t.Cassette = resolve(dir, t.Cassette)
+	return &t, nil
+}
+
+func resolve(dir, p string) string {
+	if p == "" || filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(dir, p)
+}
+
+// check validates a decoded task; data is the file, read again only to
+// tell an empty agent from none.
+func (t *Task) check(doc *yamlconf.Doc, data []byte) error {
+	switch {
+	case strings.TrimSpace(t.Name) == "":
+		return doc.Errorf("name", "a task needs a name, a short label for reports")
+	case strings.IndexFunc(t.Name, unicode.IsControl) >= 0:
+		return doc.Errorf("name", "a name is one line of text, with no control characters")
+	}
+	if err := checkStartURL(t.StartURL); err != nil {
+		return doc.Errorf("start_url", "%v", err)
+	}
+	if strings.TrimSpace(t.Goal) == "" {
+		return doc.Errorf("goal", "a task needs a goal: what the agent is to do, in a sentence")
+	}
+	for i, d := range t.AllowedDomains {
+		if err := browser.CheckDomain(d); err != nil {
+			return doc.Errorf(fmt.Sprintf("allowed_domains[%d]", i), "%v", err)
+		}
+	}
+	switch {
+	case t.MaxSteps < 0:
+		return doc.Errorf("max_steps", "%d is negative: leave it out or write 0 for the default (%d)", t.MaxSteps, DefaultMaxSteps)
+	case t.MaxSteps > maxTaskSteps:
+		return doc.Errorf("max_steps", "%d is over the limit of %d", t.MaxSteps, maxTaskSteps)
+	case t.TokenBudget < 0:
+		return doc.Errorf("token_budget", "%d is a negative budget: leave it out or write 0 for no bound", t.TokenBudget)
+	case t.Deadline < 0:
+		return doc.Errorf("deadline", "%s is negative: leave it out or write 0 for no bound", t.Deadline)
+	}
+	switch t.Priority {
+	case "", calltypes.Interactive, calltypes.Background:
+	default:
+		return doc.Errorf("priority", "%q is not a priority: use %q or %q", t.Priority, calltypes.Interactive, calltypes.Background)
+	}
+	if s := t.Success; s != nil {
+		if s.Text == "" && s.URL == "" {
+			return doc.Errorf("success", "success needs text, url or both")
+		}
+		if _, err := regexp.Compile(s.URL); err != nil {
+			return doc.Errorf("success.url", "not a regular expression: %v", err)
+		}
+	}
+	return checkTaskSteps(doc, data, t.Steps)
+}
+
+// checkStartURL refuses anything but an absolute http(s) URL with a host.
+// The URL is not quoted back: it may carry a token.
+func checkStartURL(s string) error {
+	if s == "" {
+		return errors.New("a task needs a start_url: the http or https page the agent opens first")
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return errors.New("not a URL: want an absolute http or https URL such as https://example.com/")
+	}
+	switch {
+	case u.Scheme != "http" && u.Scheme != "https":
+		if u.Scheme == "" {
+			return errors.New("not absolute: want an absolute http or https URL such as https://example.com/")
+		}
+		return fmt.Errorf("scheme %q: want http or https", u.Scheme)
+	case u.Hostname() == "":
+		return errors.New("no host: want an absolute http or https URL such as https://example.com/")
+	case u.User != nil:
+		return errors.New("a user name or password in the URL: credentials do not belong in a task file")
+	}
+	return nil
+}
+
+// checkTaskSteps checks agent steps here and scripted steps with
+// browser.ParseSteps, so a scripted step in a task obeys exactly the rules
+// of a steps file. The first problem in the file is the one reported.
+func checkTaskSteps(doc *yamlconf.Doc, data []byte, steps []TaskStep) error {
+	var (
+		scripted []browser.Step
+		at       []int // scripted[j] is steps[at[j]]
+	)
+	agentErr := func(field, format string, args ...any) error {
+		if err := checkScripted(doc, steps, scripted, at); err != nil {
+			return err
+		}
+		return doc.Errorf(field, format, args...)
+	}
+	for i, s := range steps {
+		field := fmt.Sprintf("steps[%d]", i)
+		switch {
+		case s.Agent != "" && strings.TrimSpace(s.Agent) == "":
+			return agentErr(field+".agent", "a sub-goal cannot be empty")
+		case s.Agent != "":
+			if set := setFields(s.Step); len(set) > 0 {
+				return agentErr(field, "an agent step holds agent alone: put %s in a step of its own", strings.Join(set, " and "))
+			}
+		case s.Step == (browser.Step{}):
+			// Always wrong, so the first one ends the search (and the file
+			// is searched for agent once).
+			if hasKey(data, field, "agent") {
+				return agentErr(field+".agent", "a sub-goal cannot be empty")
+			}
+			return checkScripted(doc, steps, append(scripted, s.Step), append(at, i))
+		default:
+			scripted = append(scripted, stand(s.Step))
+			at = append(at, i)
+		}
+	}
+	return checkScripted(doc, steps, scripted, at)
+}
+
+// checkScripted runs the steps-file rules on scripted, which are
+// steps[at[0]], steps[at[1]] and so on, and names the task's step in an
+// error.
+func checkScripted(doc *yamlconf.Doc, steps []TaskStep, scripted []browser.Step, at []int) error {
+	if len(scripted) == 0 {
+		return nil
+	}
+	// JSON is YAML, and exact for every value the step rules read.
+	js, err := json.Marshal(scripted)
+	if err != nil {
+		return doc.Errorf("steps", "%v", err)
+	}
+	_, err = browser.ParseSteps("", js)
+	if err == nil {
+		return nil
+	}
+	var e *yamlconf.Error
+	if errors.As(err, &e) && strings.HasPrefix(e.Field, "[") {
+		if end := strings.IndexByte(e.Field, ']'); end > 0 {
+			if j, err := strconv.Atoi(e.Field[1:end]); err == nil && j >= 0 && j < len(at) {
+				msg := e.Msg
+				if steps[at[j]].Step == (browser.Step{}) {
+					msg += ", or agent: a sub-goal for the model"
+				}
+				return doc.Errorf(fmt.Sprintf("steps[%d]%s", at[j], e.Field[end+1:]), "%s", msg)
+			}
+		}
+	}
+	return doc.Errorf("steps", "%v", err)
+}
+
+// stand is a step as the step rules see it: which fields are set, and the
+// values of wait and press. Other values are replaced, and long ones cut,
+// so a file that repeats a large anchor costs nothing more here.
+func stand(s browser.Step) browser.Step {
+	x := func(v string) string {
+		if v == "" {
+			return ""
+		}
+		return "x"
+	}
+	return browser.Step{
+		Click: x(s.Click), Type: x(s.Type), Text: x(s.Text), Submit: s.Submit,
+		Select: x(s.Select), Option: x(s.Option), Navigate: x(s.Navigate),
+		Scroll: x(s.Scroll), Press: cut(s.Press), Back: s.Back, Wait: cut(s.Wait),
+		Screenshot: x(s.Screenshot), Expect: x(s.Expect),
+	}
+}
+
+// cut shortens a value that no step rule accepts anyway (no key name or
+// wait is this long) to what an error message should quote.
+func cut(s string) string {
+	const max = 64
+	if len(s) <= max {
+		return s
+	}
+	n := 0
+	for i := range s {
+		if n == 32 {
+			return s[:i] + "…"
+		}
+		n++
+	}
+	return s
+}
+
+// setFields names a step's fields that are set, as the file writes them.
+func setFields(s browser.Step) []string {
+	var set []string
+	v := reflect.ValueOf(s)
+	for i := 0; i < v.NumField(); i++ {
+		if !v.Field(i).IsZero() {
+			set = append(set, yamlName(v.Type().Field(i)))
+		}
+	}
+	return set
+}
+
+func yamlName(f reflect.StructField) string {
+	name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+	if name == "" {
+		return strings.ToLower(f.Name)
+	}
+	return name
+}
+
+// yamlFields lists the keys a struct accepts, inline structs included.
+func yamlFields(t reflect.Type) []string {
+	var names []string
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		tag := f.Tag.Get("yaml")
+		switch {
+		case tag == "-" || !f.IsExported():
+		case strings.Contains(tag, ",inline"):
+			names = append(names, yamlFields(f.Type)...)
+		default:
+			names = append(names, yamlName(f))
+		}
+	}
+	return names
+}
+
+// nameField adds the field to a decoding error that has only a line
+// (unknown fields, values of the wrong type), finding it in the file.
+func nameField(data []byte, err error) error {
+	var e *yamlconf.Error
+	if !errors.As(err, &e) || e.Line == 0 || e.Field != "" {
+		return err
+	}
+	f := parseFile(data)
+	if f == nil || len(f.Docs) == 0 {
+		return err
+	}
+	field := fieldAt(f.Docs[0].Body, "", e.Line, 0)
+	if field == "" {
+		return err
+	}
+	msg := e.Msg
+	if strings.HasPrefix(msg, "unknown field ") {
+		var in reflect.Type
+		switch parent := field[:max(strings.LastIndexAny(field, ".["), 0)]; {
+		case !strings.ContainsAny(field, ".["):
+			in = reflect.TypeOf(Task{})
+		case parent == "success":
+			in = reflect.TypeOf(Success{})
+		case strings.HasPrefix(parent, "steps[") && !strings.ContainsAny(parent[len("steps["):], ".["):
+			in = reflect.TypeOf(TaskStep{})
+		}
+		if in != nil {
+			msg = "unknown field: use " + strings.Join(yamlFields(in), ", ")
+		}
+	}
+	return &yamlconf.Error{File: e.File, Line: e.Line, Field: field, Msg: msg}
+}
+
+// parseFile parses data for finding things in it, or returns nil.
+func parseFile(data []byte) (f *ast.File) {
+	defer func() {
+		if recover() != nil { // the decoder has reported on data already
+			f = nil
+		}
+	}()
+	f, err := parser.ParseBytes(data, 0)
+	if err != nil {
+		return nil
+	}
+	return f
+}
+
+// fieldAt is the path (such as steps[2].txet) of the deepest key or item
+// under n that holds line, or path when that cannot be told (several
+// items written on that line).
+func fieldAt(n ast.Node, path string, line, depth int) string {
+	if depth > maxNesting {
+		return path
+	}
+	switch v := n.(type) {
+	case *ast.TagNode:
+		return fieldAt(v.Value, path, line, depth+1)
+	case *ast.AnchorNode:
+		return fieldAt(v.Value, path, line, depth+1)
+	case *ast.MappingValueNode:
+		return fieldAt(&ast.MappingNode{Values: []*ast.MappingValueNode{v}}, path, line, depth)
+	case *ast.MappingNode:
+		best, bestLine, tie := -1, 0, false
+		for i, mv := range v.Values {
+			l := nodeLine(mv.Key)
+			switch {
+			case l == 0 || l > line:
+			case l == bestLine:
+				tie = true
+			default:
+				best, bestLine, tie = i, l, false
+			}
+		}
+		if best < 0 || tie {
+			return path
+		}
+		key, ok := plainKeyOf(v.Values[best])
+		if !ok {
+			return path
+		}
+		if path != "" {
+			key = path + "." + key
+		}
+		return fieldAt(v.Values[best].Value, key, line, depth+1)
+	case *ast.SequenceNode:
+		best, bestLine, tie := -1, 0, false
+		for i, item := range v.Values {
+			l := nodeLine(item)
+			switch {
+			case l == 0 || l > line:
+			case l == bestLine:
+				tie = true
+			default:
+				best, bestLine, tie = i, l, false
+			}
+		}
+		if best < 0 || tie {
+			return path
+		}
+		return fieldAt(v.Values[best], fmt.Sprintf("%s[%d]", path, best), line, depth+1)
+	}
+	return path
+}
+
+var plainKey = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+
+func plainKeyOf(mv *ast.MappingValueNode) (string, bool) {
+	k, ok := mv.Key.(*ast.StringNode)
+	if !ok || !plainKey.MatchString(k.Value) {
+		return "", false
+	}
+	return k.Value, true
+}
+
+// nodeLine is the line a node starts on, or 0.
+func nodeLine(n ast.Node) int {
+	if m, ok := n.(*ast.MappingNode); ok && !m.IsFlowStyle && len(m.Values) > 0 {
+		return nodeLine(m.Values[0].Key)
+	}
+	if mv, ok := n.(*ast.MappingValueNode); ok {
+		return nodeLine(mv.Key)
+	}
+	if n == nil {
+		return 0
+	}
+	if tk := n.GetToken(); tk != nil && tk.Position != nil {
+		return tk.Position.Line
+	}
+	return 0
+}
+
+// hasKey says whether the mapping at path (such as steps[2]) writes key,
+// even with no value.
+func hasKey(data []byte, path, key string) bool {
+	f := parseFile(data)
+	if f == nil {
+		return false
+	}
+	p, err := yaml.PathString("$." + path + "." + key)
+	if err != nil {
+		return false
+	}
+	n, err := p.FilterFile(f)
+	return err == nil && n != nil
+}
+
+// checkNesting refuses input nested deeper than maxNesting, from the
+// tokens alone (linear in the input), before the parser sees it. Block
+// depth is counted by indentation: a key or item deeper than the one
+// before it opens a level.
+func checkNesting(file string, data []byte) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = &yamlconf.Error{File: file, Msg: fmt.Sprintf("the YAML scanner failed on this file (%v)", p)}
+		}
+	}()
+	type level struct {
+		col int
+		key bool
+	}
+	var (
+		flow  int
+		block []level
+		prev  *token.Token
+	)
+	for _, tk := range lexer.Tokenize(string(data)) {
+		switch tk.Type {
+		case token.SequenceStartType, token.MappingStartType:
+			flow++
+		case token.SequenceEndType, token.MappingEndType:
+			flow = max(flow-1, 0)
+		case token.SequenceEntryType, token.MappingValueType:
+			if flow > 0 {
+				break
+			}
+			l := level{col: tk.Position.Column, key: tk.Type == token.MappingValueType}
+			if l.key && prev != nil && prev.Position != nil {
+				l.col = prev.Position.Column
+			}
+			// A key or item at a column closes what is deeper; at the same
+			// column, only a list under a key stays open.
+			for len(block) > 0 {
+				top := block[len(block)-1]
+				if top.col < l.col || top.col == l.col && top.key && !l.key {
+					break
+				}
+				block = block[:len(block)-1]
+			}
+			block = append(block, l)
+		}
+		if flow+len(block) > maxNesting {
+			line := 0
+			if tk.Position != nil {
+				line = tk.Position.Line
+			}
+			return &yamlconf.Error{File: file, Line: line, Msg: fmt.Sprintf("nested more than %d levels deep: a task file is a few levels of fields and lists", maxNesting)}
+		}
+		prev = tk
+	}
+	return nil
+}
+
+// String is the duration as Go writes it, such as 1m30s.
+func (d Duration) String() string { return time.Duration(d).String() }
+
+// MarshalText writes the duration as a string, so JSON and YAML show
+// 1m30s and not nanoseconds.
+func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
+
+// UnmarshalText reads a duration such as 90s or 2m (the JSON form).
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := parseDuration(string(b))
+	if err != nil {
+		return err
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// UnmarshalYAML reads a duration from a YAML node. The YAML library tries
+// this before UnmarshalText, and an error made here carries the node's
+// position, so the message can name the line.
+func (d *Duration) UnmarshalYAML(n ast.Node) error {
+	for {
+		t, ok := n.(*ast.TagNode)
+		if !ok {
+			break
+		}
+		n = t.Value
+	}
+	var text string
+	switch v := n.(type) {
+	case *ast.NullNode:
+		*d = 0
+		return nil
+	case *ast.StringNode:
+		text = v.Value
+	case *ast.IntegerNode:
+		if v.Token.Value == "0" {
+			*d = 0
+			return nil
+		}
+		return &yaml.SyntaxError{Message: fmt.Sprintf("%s has no unit: write 90s, 2m or 1h", v.Token.Value), Token: v.Token}
+	default:
+		return &yaml.SyntaxError{Message: "not a duration such as 90s, 2m or 1h", Token: n.GetToken()}
+	}
+	v, err := parseDuration(text)
+	if err != nil {
+		return &yaml.SyntaxError{Message: err.Error(), Token: n.GetToken()}
+	}
+	*d = Duration(v)
+	return nil
+}
+
+func parseDuration(s string) (time.Duration, error) {
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		if len(s) > 32 || !utf8.ValidString(s) {
+			return 0, errors.New("not a duration such as 90s, 2m or 1h")
+		}
+		return 0, fmt.Errorf("%q is not a duration such as 90s, 2m or 1h", s)
+	}
+	return v, nil
+}

@@ -1,0 +1,7 @@
+//go:build !linux
+
+package browser
+
+func becomeSubreaper() {}
+
+func collect(pid int) {}

@@ -1,0 +1,169 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/url"
+	"os"
+	"path/filepath"
+	"time"
+
+	"io"
+
+	"github.com/headroom-agent/headroom/agent"
+	"github.com/headroom-agent/headroom/browser"
+	"github.com/headroom-agent/headroom/browser/replay"
+	"github.com/headroom-agent/headroom/llm"
+)
+
+// runTask runs one agent on a task file and prints its result: the
+// product's main job, one per container.
+func runTask(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("run", "TASK", stderr)
+	configFile := fs.String("config", "", "config `file` of real deployments (default $HEADROOM_CONFIG; none: the embedded simulator)")
+	outDir := fs.String("out", "", "write result.json, report.html and a screenshot per step into this `directory`")
+	recordHAR := fs.String("record-har", "", "record the run's pages, live, to this HAR `file` for offline replay")
+	recordCalls := fs.String("record-calls", "", "record the run's model calls to this cassette `file`")
+	session := fs.String("session", "", "the session `key` the calls keep affinity by (default the task's name)")
+	var bf browserFlags
+	bf.addBrowser(fs)
+	pos, code, done := parseMixed(fs, args, stdout)
+	if done {
+		return code
+	}
+	if len(pos) != 1 {
+		fprintf(stderr, "headroom run: want one TASK file\n")
+		fs.Usage()
+		return exitUsage
+	}
+	if _, err := bf.load(); err != nil {
+		fprintf(stderr, "headroom run: %v\n", err)
+		return exitUsage
+	}
+	task, err := agent.LoadTask(pos[0])
+	if err != nil {
+		fprintf(stderr, "headroom run: %v\n", err)
+		return exitUsage
+	}
+	if *recordHAR != "" && task.Replay != "" {
+		fprintf(stderr, "headroom run: --record-har records a live run, and %s replays %s: drop one\n", pos[0], task.Replay)
+		return exitUsage
+	}
+	if *recordCalls != "" && task.Cassette != "" {
+		fprintf(stderr, "headroom run: --record-calls records the model, and %s answers from %s: drop one\n", pos[0], task.Cassette)
+		return exitUsage
+	}
+	if *outDir != "" {
+		if err := os.MkdirAll(*outDir, 0o755); err != nil {
+			fprintf(stderr, "headroom run: --out: %v\n", err)
+			return exitUsage
+		}
+	}
+
+	bo := bf.options(stderr)
+	bo.ReapHelpers = true // one agent per container: Chrome's helpers are ours to reap
+	bo.AllowedDomains = append(bo.AllowedDomains, task.AllowedDomains...)
+	if len(bo.AllowedDomains) == 0 {
+		if u, err := url.Parse(task.StartURL); err == nil {
+			bo.AllowedDomains = []string{u.Hostname()}
+		}
+	}
+	var matcher *replay.Matcher
+	if task.Replay != "" {
+		a, err := replay.Load(task.Replay)
+		if err != nil {
+			fprintf(stderr, "headroom run: %s: replay: %v\n", pos[0], err)
+			return exitUsage
+		}
+		matcher = replay.NewMatcher(a, replay.Options{Redactor: replay.DefaultRedactor()})
+		bo.Replay = matcher
+	}
+	var rec *replay.Recorder
+	if *recordHAR != "" {
+		rec = replay.NewRecorder(time.Now().UTC().Truncate(time.Second), replay.DefaultRedactor(), "headroom", versionString())
+		bo.Record = rec
+	}
+
+	caller, code := openCaller(ctx, *configFile, llm.Options{Record: *recordCalls, Replay: task.Cassette}, stderr)
+	if caller == nil {
+		return code
+	}
+	defer caller.Close()
+
+	page, err := browser.Open(ctx, bo)
+	if err != nil {
+		fprintf(stderr, "headroom run: %v\n", err)
+		return browserExit(ctx, err)
+	}
+	watch := watchResources(page.PID())
+	res, runErr := agent.Run(ctx, task, agent.Options{
+		Page: page, Caller: caller, Session: *session, Progress: stderr, OutDir: *outDir,
+	})
+	page.Close()
+	res.Totals.PeakRSSMB, res.Totals.ChromePeakRSSMB = watch.stop()
+
+	code = exitCode(ctx, res.Status, runErr)
+	if rec != nil && rec.Len() > 0 {
+		// Even a run that failed or was stopped recorded what it saw.
+		if err := rec.Archive().WriteFile(*recordHAR); err != nil {
+			fprintf(stderr, "headroom run: --record-har: %v\n", err)
+			code = max(code, exitFailed)
+		}
+	}
+	if matcher != nil {
+		if s := matcher.Stats(); s.Misses > 0 {
+			fprintf(stderr, "headroom run: the replay missed %d requests (%v): the page asked for what was not recorded\n", s.Misses, s.Missed)
+		}
+	}
+	if *outDir != "" {
+		if err := writeOut(*outDir, &res); err != nil {
+			fprintf(stderr, "headroom run: --out: %v\n", err)
+			code = max(code, exitFailed)
+		} else {
+			fprintf(stderr, "headroom run: report: %s\n", filepath.Join(*outDir, "report.html"))
+		}
+	}
+	printJSON(stdout, res)
+	fprintf(stderr, "headroom run: %s: %s\n", res.Status, res.Reason)
+	return code
+}
+
+// writeOut writes result.json and report.html beside the screenshots.
+func writeOut(dir string, res *agent.Result) error {
+	b, err := json.MarshalIndent(res, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "result.json"), append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	f, err := os.Create(filepath.Join(dir, "report.html"))
+	if err != nil {
+		return err
+	}
+	if err := agent.WriteReport(f, res, dir); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// exitCode is DESIGN's contract: 0 succeeded; 1 the task ran and did not
+// succeed; 3 the budget shed it; 4 the browser failed; 130 interrupted.
+func exitCode(ctx context.Context, s agent.Status, err error) int {
+	switch s {
+	case agent.Succeeded:
+		return exitOK
+	case agent.Shed:
+		return exitBudget
+	case agent.Errored:
+		switch {
+		case ctx.Err() != nil:
+			return exitInterrupted
+		case errors.Is(err, browser.ErrLaunch), errors.Is(err, browser.ErrCrashed), errors.Is(err, browser.ErrClosed), errors.Is(err, browser.ErrLoad):
+			return exitBrowser
+		}
+	}
+	return exitFailed
+}
