@@ -198,6 +198,7 @@ func (r *runner) pursue(ctx context.Context, goal string) (bool, error) {
 		pick, rep, err := call(ctx, r, calltypes.PickCall, in)
 		step.Calls = append(step.Calls, rep)
 		if err != nil {
+			step.Action, step.Outcome = "(no pick)", "failed: "+err.Error()
 			r.keep(ctx, &step, began)
 			return false, err
 		}
