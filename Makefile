@@ -3,7 +3,8 @@ GO ?= go
 
 .PHONY: demo test build fuzz bench
 
-# One offline run on the embedded default: no config, no network.
+# One agent, offline, on a recorded page with the embedded default: no
+# config, no network, no key. The result and report land in demo-out/.
 demo:
 	$(GO) run ./cmd/headroom demo
 
@@ -26,6 +27,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./calltypes
 	$(GO) test -run '^$$' -fuzz '^FuzzParseTaken$$' -fuzztime $(FUZZTIME) ./calltypes
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./config
+	$(GO) test -run '^$$' -fuzz '^FuzzParseTask$$' -fuzztime $(FUZZTIME) ./agent
 	$(GO) test -run '^$$' -fuzz '^FuzzParseConfig$$' -fuzztime $(FUZZTIME) ./budget
 	$(GO) test -run '^$$' -fuzz '^FuzzParseFeedback$$' -fuzztime $(FUZZTIME) ./budget
 	$(GO) test -run '^$$' -fuzz '^FuzzParseSteps$$' -fuzztime $(FUZZTIME) ./browser

@@ -3,72 +3,30 @@ package main
 import (
 	"context"
 	"io"
-	"net/http"
-	"sort"
-	"strings"
+	"os"
 
-	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/azure"
-	"github.com/openai/openai-go/v3/option"
-
-	"github.com/headroom-agent/headroom/budget"
-	"github.com/headroom-agent/headroom/llm/azuresim"
+	"github.com/headroom-agent/headroom/config"
 )
 
-// runDemo starts the embedded simulator on a loopback port and sends it one
-// chat completion through the Azure client, printing the answer and the
-// rate-limit headers the call came back with.
+// demoTask is the task make demo runs: a recorded page, replayed offline.
+const demoTask = "testdata/tasks/shop-cheapest-desk.yaml"
+
+// runDemo runs one agent offline: a task from testdata/tasks on its
+// recorded pages, with the embedded default (the simulator and its
+// heuristic stand-in in this process, the in-memory budget), writing the
+// result and the report to --out. It needs no network, no key, no config.
 func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("demo", "", stderr)
+	task := fs.String("task", demoTask, "the task `file` to run (run from the repository's root for the default)")
+	out := fs.String("out", "demo-out", "write result.json, report.html and the screenshots into this `directory`")
 	if code, done := parse(fs, args, stdout); done {
 		return code
 	}
-	sim, err := azuresim.New(azuresim.Config{
-		Deployments: []azuresim.Deployment{{Name: "gpt-4o-mini", Model: "gpt-4o-mini", ModelVersion: "2024-07-18", TPM: 60000}},
-	}, azuresim.Options{})
-	if err != nil {
-		fprintf(stderr, "headroom demo: %v\n", err)
-		return exitFailed
+	if _, err := os.Stat(*task); err != nil {
+		fprintf(stderr, "headroom demo: %v: run it from the repository's root, or name a task with --task\n", err)
+		return exitUsage
 	}
-	run, err := sim.Start("127.0.0.1:0")
-	if err != nil {
-		fprintf(stderr, "headroom demo: simulator: %v\n", err)
-		return exitFailed
-	}
-	defer run.Close()
-	fprintf(stderr, "headroom demo: simulator on %s\n", run.URL)
-
-	client := openai.NewClient(
-		azure.WithEndpoint(run.URL, budget.DefaultAPIVersion),
-		azure.WithAPIKey("demo-key"),
-		azure.WithUnsafeAllowHTTP(),
-		option.WithMaxRetries(0),
-	)
-	var raw *http.Response
-	res, err := client.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{
-		Model: "gpt-4o-mini",
-		Messages: []openai.ChatCompletionMessageParamUnion{
-			openai.SystemMessage("You answer in one short sentence."),
-			openai.UserMessage("Which allowance has the most headroom left this minute?"),
-		},
-		MaxTokens: openai.Int(32),
-		N:         openai.Int(1),
-	}, option.WithResponseInto(&raw))
-	if err != nil {
-		fprintf(stderr, "headroom demo: chat completion: %v\n", err)
-		return exitFailed
-	}
-	fprintf(stdout, "answer (%s, finish %s): %s\n", res.Model, res.Choices[0].FinishReason, res.Choices[0].Message.Content)
-	fprintf(stdout, "usage: %d prompt + %d completion tokens\n", res.Usage.PromptTokens, res.Usage.CompletionTokens)
-	var names []string
-	for k := range raw.Header {
-		if strings.HasPrefix(strings.ToLower(k), "x-ratelimit-") {
-			names = append(names, k)
-		}
-	}
-	sort.Strings(names)
-	for _, k := range names {
-		fprintf(stdout, "%s: %s\n", strings.ToLower(k), raw.Header.Get(k))
-	}
-	return exitOK
+	// The demo is the embedded default whatever the environment says.
+	os.Unsetenv(config.Env)
+	return runTask(ctx, []string{*task, "--out", *out}, stdout, stderr)
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"net"
 	"net/http"
 	"os"
@@ -110,13 +111,28 @@ func TestSimServesUntilCancelledAndHidesKeys(t *testing.T) {
 }
 
 func TestDemo(t *testing.T) {
-	code, out, errs := runArgs(t, "demo")
+	out := t.TempDir()
+	code, stdout, errs := runArgs(t, "demo", "--task", filepath.Join("..", "..", demoTask), "--out", out)
 	if code != 0 {
 		t.Fatalf("demo exit %d: %s", code, errs)
 	}
-	for _, want := range []string{"answer (", "x-ratelimit-remaining-tokens: ", "x-ratelimit-limit-requests: "} {
-		if !strings.Contains(out, want) {
-			t.Errorf("demo output lacks %q:\n%s", want, out)
+	var res struct {
+		Status string `json:"status"`
+		Answer string `json:"answer"`
+		Steps  []any  `json:"steps"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &res); err != nil || res.Status != "succeeded" || res.Answer == "" || len(res.Steps) == 0 {
+		t.Fatalf("demo result %+v, %v:\n%s", res, err, stdout)
+	}
+	for _, f := range []string{"result.json", "report.html"} {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Errorf("demo wrote no %s: %v", f, err)
 		}
+	}
+	if !strings.Contains(errs, filepath.Join(out, "report.html")) {
+		t.Errorf("demo does not say where the report is:\n%s", errs)
+	}
+	if code, _, errs := runArgs(t, "demo", "--task", "no-such-task.yaml"); code != 2 || !strings.Contains(errs, "--task") {
+		t.Errorf("a missing task: exit %d, %s", code, errs)
 	}
 }

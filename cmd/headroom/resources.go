@@ -11,7 +11,8 @@ import (
 )
 
 // resources samples the memory a run holds: this process's peak (from the
-// kernel) and Chrome's, summed over its process tree, every 250 ms.
+// kernel) and Chrome's, every 250 ms: the proportional set size summed
+// over its process tree, so pages its processes share count once.
 type resources struct {
 	chrome int
 	done   chan struct{}
@@ -90,7 +91,7 @@ func (r *resources) sample() {
 	for pid := range rss {
 		for p, hops := pid, 0; p > 0 && hops < 64; p, hops = parent[p], hops+1 {
 			if p == r.chrome {
-				total += rss[pid]
+				total += pss(pid, rss[pid])
 				break
 			}
 		}
@@ -98,4 +99,23 @@ func (r *resources) sample() {
 	r.mu.Lock()
 	r.peak = max(r.peak, total)
 	r.mu.Unlock()
+}
+
+// pss is a process's proportional set size in kB, or its resident size
+// where the kernel does not say.
+func pss(pid int, rss int64) int64 {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/smaps_rollup")
+	if err != nil {
+		return rss
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "Pss:"); ok {
+			if f := strings.Fields(v); len(f) > 0 {
+				if n, err := strconv.ParseInt(f[0], 10, 64); err == nil {
+					return n
+				}
+			}
+		}
+	}
+	return rss
 }
