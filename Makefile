@@ -6,7 +6,7 @@ GO ?= go
 # One agent, offline, on a recorded page with the embedded default: no
 # config, no network, no key. The result and report land in demo-out/.
 demo:
-	$(GO) run ./cmd/headroom demo
+	./scripts/demo
 
 # Installs what the tests need when missing, starts a throwaway redis-server,
 # runs go vet and go test -race, and stops what it started.
