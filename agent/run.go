@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -25,7 +26,7 @@ type Options struct {
 	Page   *browser.Page // required
 	Caller *llm.Caller   // required
 	// Session keys the calls' affinity (a deployment's warm prompt
-	// cache); default the task's name.
+	// cache); default the task's name and a random suffix.
 	Session string
 	// Progress gets one line per step, for a container's log.
 	Progress io.Writer
@@ -88,7 +89,9 @@ type runner struct {
 
 func newRunner(t *Task, o Options) *runner {
 	if o.Session == "" {
-		o.Session = t.Name
+		// One agent's calls keep to one deployment; two agents on the same
+		// task are two sessions.
+		o.Session = fmt.Sprintf("%s-%08x", t.Name, rand.Uint32())
 	}
 	if o.PageTokens <= 0 {
 		o.PageTokens = DefaultPageTokens

@@ -25,7 +25,7 @@ func runTask(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	outDir := fs.String("out", "", "write result.json, report.html and a screenshot per step into this `directory`")
 	recordHAR := fs.String("record-har", "", "record the run's pages, live, to this HAR `file` for offline replay")
 	recordCalls := fs.String("record-calls", "", "record the run's model calls to this cassette `file`")
-	session := fs.String("session", "", "the session `key` the calls keep affinity by (default the task's name)")
+	session := fs.String("session", "", "the session `key` the calls keep affinity by (default the task's name and a random suffix)")
 	var bf browserFlags
 	bf.addBrowser(fs)
 	pos, code, done := parseMixed(fs, args, stdout)
