@@ -391,8 +391,25 @@ func call[In, Out any](ctx context.Context, r *runner, t calltypes.Typed[In, Out
 	}
 	ctx, cancel := context.WithTimeout(ctx, r.o.CallTimeout)
 	defer cancel()
-	return llm.Call(ctx, r.o.Caller, t, in, o)
+	for try := 1; ; try++ {
+		out, rep, err := llm.Call(ctx, r.o.Caller, t, in, o)
+		// A shared store that did not answer in time (a failover, a slow
+		// round trip) placed nothing: try again a few times, briefly,
+		// rather than end the task on a blip.
+		if !errors.Is(err, budget.ErrUnavailable) || try == storeTries {
+			return out, rep, err
+		}
+		select {
+		case <-ctx.Done():
+			return out, rep, err
+		case <-time.After(time.Duration(try) * 200 * time.Millisecond):
+		}
+	}
 }
+
+// storeTries is how often a call is tried while the budget store does
+// not answer.
+const storeTries = 3
 
 // pageOf is the page a prompt carries, within the cap.
 func (r *runner) pageOf(s *browser.Snapshot) calltypes.Page {
@@ -539,7 +556,10 @@ func (r *runner) classify(ctx context.Context, err error) *stop {
 	switch {
 	case errors.Is(err, llm.ErrOverBudget):
 		return &stop{BudgetExhausted, err.Error(), nil}
-	case !r.deadline.IsZero() && !time.Now().Before(r.deadline):
+	case !r.deadline.IsZero() && !time.Now().Before(r.deadline),
+		// The router sheds a call it cannot place before the deadline it
+		// was given: when that was the task's, the deadline is what hit.
+		errors.Is(err, budget.ErrShed) && !r.deadline.IsZero() && time.Until(r.deadline) < r.o.CallTimeout:
 		return &stop{DeadlineHit, fmt.Sprintf("the task's deadline (%s) passed", time.Duration(r.t.Deadline)), nil}
 	case ctx.Err() != nil:
 		return &stop{Errored, "interrupted", err}
