@@ -16,6 +16,7 @@ import (
 	"github.com/headroom-agent/headroom/browser"
 	"github.com/headroom-agent/headroom/budget"
 	"github.com/headroom-agent/headroom/calltypes"
+	"github.com/headroom-agent/headroom/internal/redact"
 	"github.com/headroom-agent/headroom/llm"
 	"github.com/headroom-agent/headroom/llm/tokens"
 )
@@ -164,6 +165,9 @@ func (r *runner) scripted(ctx context.Context, i int, s browser.Step) error {
 	began := time.Now()
 	a := s.Action(r.o.OutDir)
 	out, err := r.page.Do(ctx, a)
+	if out.Secret {
+		a.Text = redact.Marker
+	}
 	step := Step{Action: a.String(), Outcome: r.outcome(out, err), URL: out.URL, Scripted: true}
 	r.record(ctx, &step, began)
 	if err != nil {
@@ -247,6 +251,10 @@ func (r *runner) pursue(ctx context.Context, goal string) (bool, error) {
 		var out browser.Outcome
 		if err == nil {
 			out, err = r.page.Do(ctx, act)
+		}
+		if out.Secret {
+			pick.Text = redact.Marker
+			step.Action = pick.String()
 		}
 		step.Target, step.Outcome, step.URL = elem, r.outcome(out, err), out.URL
 		taken := calltypes.Taken{Action: pick, Element: elem, Outcome: clip(step.Outcome, noteRunes)}

@@ -173,7 +173,8 @@ func (p *Page) pointAt(ctx context.Context, id cdp.BackendNodeID) (float64, floa
 // Type puts text into a text field (replacing what it held), and presses
 // Enter after it when submit is set.
 func (p *Page) Type(ctx context.Context, t Target, text string, submit bool) (Outcome, error) {
-	return p.act(ctx, "type", t, func(ctx context.Context, id cdp.BackendNodeID) (string, error) {
+	secret := false
+	out, err := p.act(ctx, "type", t, func(ctx context.Context, id cdp.BackendNodeID) (string, error) {
 		if err := checkEnabled(ctx, id); err != nil {
 			return "", err
 		}
@@ -183,11 +184,13 @@ func (p *Page) Type(ctx context.Context, t Target, text string, submit bool) (Ou
   if (this.tagName !== 'INPUT') return 'no';
   const t = (this.type || 'text').toLowerCase();
   if (['button','submit','reset','image','checkbox','radio','file','color','range','hidden'].includes(t)) return 'no';
-  return this.readOnly ? 'readonly' : 'text';
+  if (this.readOnly) return 'readonly';
+  return t === 'password' ? 'secret' : 'text';
 }`)
 		if err != nil {
 			return "", err
 		}
+		secret = kind == "secret"
 		switch kind {
 		case "no":
 			return "", fail("", "", ErrNotInput, "it is not a text field")
@@ -224,6 +227,8 @@ func (p *Page) Type(ctx context.Context, t Target, text string, submit bool) (Ou
 		}
 		return "", nil
 	})
+	out.Secret = secret
+	return out, err
 }
 
 type selectResult struct {

@@ -22,6 +22,9 @@ type Outcome struct {
 	Effect Effect
 	URL    string
 	Detail string // for a person, e.g. `selected "Norway"`
+	// Secret is set when the action typed into a password field: what it
+	// typed must not be written down anywhere.
+	Secret bool
 }
 
 func (o Outcome) String() string {

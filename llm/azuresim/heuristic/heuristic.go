@@ -35,7 +35,13 @@ import (
 // message back, as from azuresim.Echo.
 //
 // Key words are a text's words of three letters or more, less stop words,
-// lower-cased, with plain plurals folded ("results" is "result").
+// lower-cased, with plain plurals folded ("results" is "result"). A goal's
+// last deed is its last plan step that does something on the page ("add
+// it to the cart"), past any that only read something off it ("report
+// the price"); an action did it when the element acted on (or the text
+// typed) shares a word with it besides the goal's targets, and is a click
+// when the step opens, clicks or presses (on a link when it names
+// nothing to open: "open the first one").
 //
 //   - planning splits the goal (or a plain-text message) at "then", commas,
 //     semicolons, sentence ends and "and" before a verb, never inside
@@ -45,27 +51,37 @@ import (
 //     current plan step. Text boxes and dropdowns the goal quotes a value
 //     for (matched by the word before the value, "email" in `email "a@b.c"`),
 //     or gives a "search for X" phrase for, score a point more and are
-//     filled top to bottom; buttons score half a point more once every
-//     such field holds its value; anything else is clicked.
-//     Ties go to the lower index, and the last action in the history is
-//     not repeated while another element matches. It answers done when
-//     the history holds a click, typing or selection but does not end in
-//     typing or selecting (a form still to send), and the page shows 60%
-//     of the goal's quoted values or all its key words, unless a link to
-//     the goal's target is still to be opened. With nothing matching, it
+//     filled top to bottom, ahead of any click while a field the goal
+//     names is empty; a search just typed is sent with the first button
+//     after its box. Buttons score half a point more once every such field
+//     holds its value, and links naming the goal's target a point more
+//     once a field holds it (the search was made); anything else is
+//     clicked. Ties go to the lower index, and the last action in the
+//     history is not repeated while another element matches. It answers
+//     done when the history holds a click, typing or selection but does
+//     not end in typing or selecting (a form still to send) nor short of
+//     the goal's last deed, and the page shows 60% of the goal's quoted
+//     values or all its key words, unless a link to the goal's target is
+//     still to be opened. With nothing matching, it
 //     follows a link that reads as leading on to more of the same ("next
 //     page", "older posts", "skip ahead"), else answers done after acting,
 //     else scrolls down once, then gives up. A step that went to another
 //     page does not count as the action to avoid repeating: the same index
 //     there is another element.
-//   - yes-no answers true when the page (title, text, element names and
+//   - yes-no answers false to a question about the goal, asked after an
+//     action, when that action did not do the goal's last deed. Otherwise
+//     it answers true when the page (title, text, element names and
 //     values) shows all the values the question quotes or, when it quotes
 //     none, 60% of those the goal and last action quote and 60% of the
 //     question's key words (the goal's when there is nothing else to look
 //     for).
-//   - summarize answers with the sentences of the page and notes that
-//     share the most key words with the goal, up to about 400 bytes, or
-//     with the page title when none does.
+//   - summarize answers with the sentences of the page that share the
+//     most key words with the goal's last step when that step asks for
+//     something and other steps come before it ("…, then report the
+//     price"), and hold its first (what it asks for), else with the goal,
+//     up to about 400 bytes; a sentence with an amount of money counts as
+//     saying "price". The notes count only when the page has no such
+//     sentence, and the page title answers when neither has.
 type Model struct{}
 
 // The built-in call types' names, as their schemas are named.
@@ -251,18 +267,31 @@ var (
 		will would should could may might must what which who whom whose when where why how
 		there here out over under about after before again also just only very each some such
 		own same too more most other via per please using use being been does did doing yet
-		page http https www com org net html htm php aspx`)
+		many much page http https www com org net html htm php aspx`)
 	// actionWords say what to do rather than what to look for: they help
 	// pick an element ("search") but a finished page need not show them.
 	actionWords = wordSet(`search find open click press tap type enter fill select choose pick
 		submit send navigate visit read check look return report tell add write scroll copy
 		save summarize note show give list view browse follow get set put make complete
-		go went`)
+		go went create accept load filter sort buy sign subscribe register remove delete
+		upload download confirm apply login`)
+	// askWords open a step that reads something off the page ("report the
+	// price") rather than one that does something on it ("add it to the cart").
+	askWords = wordSet(`report tell find read check look return summarize note show give list
+		view browse get copy count say describe see`)
+	// clickWords open a step that only a click does; linkWords one that
+	// follows a link.
+	clickWords = wordSet(`open click press tap follow visit`)
+	linkWords  = wordSet(`open follow visit`)
+	// Verbs a step names its element by when it names nothing else.
+	sendWords   = wordSet(`submit send confirm save`)
+	chooseWords = wordSet(`select choose pick sort set`)
+	typeWords   = wordSet(`type enter fill write search`)
 	// genericWords are about the task, not its content.
 	genericWords = wordSet(`site website goal step last action achieve achieved meant
 		intended met succeed succeeded success work worked current now shown visible finished
 		completed reached first second third next top result link button box field form
-		answer question true false yes done`)
+		answer question true false yes done one say`)
 )
 
 // keywords are the distinct stems of s's words that are longer than two
@@ -537,6 +566,40 @@ func onward(e calltypes.Element) bool {
 	return false
 }
 
+func isSearchBox(e calltypes.Element) bool {
+	return isTextInput(e) && (lower(e.Type) == "search" || lower(e.Role) == "searchbox")
+}
+
+// sendSearch is the click that sends a search just typed: the first
+// button after the box, where a form keeps its own ("Go", "Search", a
+// magnifier), whatever it is called.
+func sendSearch(els []calltypes.Element, last calltypes.Taken) (calltypes.Action, bool) {
+	if last.Action.Kind != calltypes.ActType || last.Action.Submit || strings.HasPrefix(last.Outcome, "navigated") {
+		return calltypes.Action{}, false
+	}
+	box := slices.IndexFunc(els, func(e calltypes.Element) bool { return e.Index == last.Action.Index })
+	if box < 0 || !isSearchBox(els[box]) || !newHaystack(els[box].Value).has(last.Action.Text) {
+		return calltypes.Action{}, false
+	}
+	for _, e := range els[box+1:] {
+		if usable(e) && !e.Hidden && isButton(e) {
+			return calltypes.Action{Kind: calltypes.ActClick, Index: e.Index, Reason: "send the search with the " + describe(e)}, true
+		}
+	}
+	return calltypes.Action{}, false
+}
+
+// namesTarget reports an element whose name holds one of the goal's targets.
+func namesTarget(e calltypes.Element, targets []string) bool {
+	name := newHaystack(e.Name)
+	for _, t := range targets {
+		if name.has(t) {
+			return true
+		}
+	}
+	return false
+}
+
 func isButton(e calltypes.Element) bool {
 	if lower(e.Tag) == "button" || lower(e.Role) == "button" {
 		return true
@@ -578,7 +641,7 @@ func describe(e calltypes.Element) string {
 	switch {
 	case isSelect(e):
 		kind = "dropdown"
-	case isTextInput(e) && (lower(e.Type) == "search" || lower(e.Role) == "searchbox"):
+	case isSearchBox(e):
 		kind = "search box"
 	case isTextInput(e):
 		kind = "text box"
@@ -763,11 +826,15 @@ func pick(in calltypes.PickInput) calltypes.Action {
 		last = in.History[len(in.History)-1]
 	}
 	els := in.Page.Elements
-	if why, ok := finished(in.Page, g, acted, last.Action.Kind); ok {
+	if why, ok := finished(in.Page, g, in.Goal, acted, last); ok {
 		return calltypes.Action{Kind: calltypes.ActDone, Index: -1, Reason: why}
 	}
 
+	if a, ok := sendSearch(els, last); ok {
+		return a
+	}
 	fills := assign(els, g, in.Goal)
+	targets := g.targets()
 	pending, settled := false, false
 	for _, f := range fills {
 		pending = pending || (f.ok && !f.settled)
@@ -779,6 +846,7 @@ func pick(in calltypes.PickInput) calltypes.Action {
 	}
 	var cands []cand
 	fillScore := 0.0
+	named := false // a field the goal names is still to fill
 	for p, e := range els {
 		if !usable(e) || fills[p].settled {
 			continue // nothing to do with it
@@ -796,11 +864,21 @@ func pick(in calltypes.PickInput) calltypes.Action {
 		case fills[p].ok:
 			s++ // fill the fields before pressing anything
 			fillScore = max(fillScore, s)
+			named = named || slices.ContainsFunc(fieldWords(e), func(w string) bool { return g.words[w] })
 		case isButton(e) && settled && !pending:
 			s += 0.5 // the form is filled: send it
+		case isLink(e) && settled && namesTarget(e, targets):
+			s++ // a result for what was searched: open it
 		}
 		if s > 0 {
 			cands = append(cands, cand{p, s})
+		}
+	}
+	// A form is filled before it is sent: while a field the goal names is
+	// empty, the fields outrank every click, whatever the plan step says.
+	if named {
+		for _, c := range cands {
+			fillScore = max(fillScore, c.score+1)
 		}
 	}
 	// Fields to fill rank alike, so they are filled top to bottom.
@@ -858,12 +936,17 @@ func pick(in calltypes.PickInput) calltypes.Action {
 func enough(found, total int) bool { return 10*found >= 6*total }
 
 // finished says whether the goal looks met: something was clicked, typed
-// or selected, the last step was not a half-filled form, and the page
+// or selected, the last step was not a half-filled form nor short of the
+// goal's last deed (see did), and the page
 // shows enough of the goal's quoted values, or all its key words. A link that
 // leads to the goal's target, on a page whose title does not name it, is
 // a list of results still to open, not the end.
-func finished(pg calltypes.Page, g goalInfo, acted bool, lastKind string) (string, bool) {
-	if !acted || lastKind == calltypes.ActType || lastKind == calltypes.ActSelect {
+func finished(pg calltypes.Page, g goalInfo, goal string, acted bool, last calltypes.Taken) (string, bool) {
+	switch k := last.Action.Kind; {
+	case !acted, k == calltypes.ActType && !last.Action.Submit, k == calltypes.ActSelect:
+		return "", false
+	}
+	if step := lastDeed(goal); step != "" && !did(step, last, g.targets()) {
 		return "", false
 	}
 	hay := newHaystack(pg.Title, pg.Text)
@@ -916,6 +999,14 @@ func finished(pg calltypes.Page, g goalInfo, acted bool, lastKind string) (strin
 
 // check answers a yes/no question; see Model.
 func check(in calltypes.CheckInput) calltypes.Verdict {
+	// Asked about the goal right after an action: a goal that ends in
+	// doing something is not met before that was done, whatever the page
+	// already shows (the product's name, the button still to press).
+	if in.LastAction != nil && slices.Contains(terms(in.Question), "goal") {
+		if step := lastDeed(in.Goal); step != "" && !did(step, *in.LastAction, readGoal(in.Goal).targets()) {
+			return calltypes.Verdict{Answer: false, Reason: fmt.Sprintf("%q is still to do", cutText(step, 40))}
+		}
+	}
 	parts := []string{in.Page.Title, in.Page.Text}
 	for _, e := range in.Page.Elements {
 		parts = append(parts, e.Name, e.Placeholder, e.Value)
@@ -993,38 +1084,69 @@ const maxSummary = 400
 func summarize(in calltypes.SummaryInput) calltypes.Summary {
 	g := readGoal(in.Goal)
 	sentences := splitSentences(in.Page.Text)
+	onPage := len(sentences)
 	for _, n := range in.Notes {
 		sentences = append(sentences, splitSentences(n)...)
 	}
 	// A quoted value names what the goal is about, which most of the page
 	// mentions; the other words say what it asks, and weigh more.
-	inQuotes := map[string]bool{}
-	for _, q := range g.quotes {
-		for _, w := range keywords(q.text) {
-			inQuotes[w] = true
+	inQuotes := func(qs []quoted) map[string]bool {
+		m := map[string]bool{}
+		for _, q := range qs {
+			for _, w := range keywords(q.text) {
+				m[w] = true
+			}
 		}
+		return m
 	}
 	type scored struct {
 		pos, score int
 	}
-	var ss []scored
-	best := 0
-	seen := map[string]bool{}
-	for i, s := range sentences {
-		h := newHaystack(s)
-		n := 0
-		for _, w := range g.content {
-			if h.words[w] && !inQuotes[w] {
-				n += 2
+	score := func(sentences []string, words []string, skip map[string]bool, must string) ([]scored, int) {
+		var ss []scored
+		best := 0
+		seen := map[string]bool{}
+		for i, s := range sentences {
+			h := sentenceWords(s)
+			if must != "" && !h.words[must] {
+				continue
+			}
+			n := 0
+			for _, w := range words {
+				if h.words[w] && !skip[w] {
+					n += 2
+				}
+			}
+			if slices.ContainsFunc(g.quotes, func(q quoted) bool { return h.has(q.text) }) {
+				n++
+			}
+			if n > 0 && !seen[s] {
+				seen[s] = true
+				ss = append(ss, scored{i, n})
+				best = max(best, n)
 			}
 		}
-		if slices.ContainsFunc(g.quotes, func(q quoted) bool { return h.has(q.text) }) {
-			n++
+		return ss, best
+	}
+	// A goal that ends "…, then report the price" asks for the price: the
+	// words of that last step count alone when the page has them, and the
+	// whole goal's otherwise. The page is the answer; the notes of earlier
+	// steps only stand in for a page that says nothing to the goal.
+	// The step's first such word is what it asks for ("price" in "report
+	// the price of the cheapest desk"): a sentence without it does not
+	// answer.
+	ask := lastAsk(in.Goal)
+	asked := content(keywords(ask))
+	var ss []scored
+	best := 0
+	for _, src := range [][]string{sentences[:onPage], sentences} {
+		if len(asked) > 0 {
+			if ss, best = score(src, asked, inQuotes(quotes(ask)), asked[0]); len(ss) > 0 {
+				break
+			}
 		}
-		if n > 0 && !seen[s] {
-			seen[s] = true
-			ss = append(ss, scored{i, n})
-			best = max(best, n)
+		if ss, best = score(src, g.content, inQuotes(g.quotes), ""); len(ss) > 0 {
+			break
 		}
 	}
 	if len(ss) == 0 {
@@ -1054,6 +1176,19 @@ func summarize(in calltypes.SummaryInput) calltypes.Summary {
 		out[i] = sentences[p]
 	}
 	return calltypes.Summary{Answer: cutText(strings.Join(out, " "), maxSummary)}
+}
+
+// money is an amount with its currency: "890 EUR", "$12.00", "€ 5".
+var money = regexp.MustCompile(`(?i)\d[\d.,]*\s?(?:eur|usd|gbp|chf|nok|sek|dkk|jpy|kr)\b|[$€£¥]\s?\d`)
+
+// sentenceWords is a sentence as a haystack; one that states an amount
+// of money also answers for "price" and "cost", which it seldom says.
+func sentenceWords(s string) haystack {
+	h := newHaystack(s)
+	if money.MatchString(s) {
+		h.words["price"], h.words["cost"] = true, true
+	}
+	return h
 }
 
 // splitSentences cuts text at line ends and at . ! ? before a space.
@@ -1167,4 +1302,95 @@ func cleanStep(s string) string {
 	}
 	r, n := utf8.DecodeRuneInString(s)
 	return string(unicode.ToUpper(r)) + s[n:]
+}
+
+// Deeds.
+
+// lastDeed is the goal's last step that does something on the page ("add
+// it to the cart") rather than reads something off it ("report the
+// price"), or "" when the goal's last steps say neither.
+func lastDeed(goal string) string {
+	steps := plan(goal).Steps
+	for i := len(steps) - 1; i >= 0; i-- {
+		switch f := terms(steps[i]); {
+		case len(f) == 0:
+		case askWords[f[0]]:
+			continue
+		case actionWords[f[0]]:
+			return steps[i]
+		}
+		return ""
+	}
+	return ""
+}
+
+// lastAsk is the goal's last step when it reads something off the page
+// and other steps come before it: what the answer is to be about.
+func lastAsk(goal string) string {
+	steps := plan(goal).Steps
+	if len(steps) < 2 {
+		return ""
+	}
+	if f := terms(steps[len(steps)-1]); len(f) > 0 && askWords[f[0]] {
+		return steps[len(steps)-1]
+	}
+	return ""
+}
+
+// did reports whether the action t could be the step: a step only a click
+// does needs a click, and the element acted on (or the text typed) shares
+// a word with the step, besides the goal's targets, which a search box and
+// a result share alike. A step with no such words needs the kind of
+// action its verb names (a link to open "the first one", a dropdown to
+// sort by) or an element named by the verb ("Load more"), and a history
+// that does not say what was acted on gets the benefit of the doubt.
+func did(step string, t calltypes.Taken, targets []string) bool {
+	if t.Element == "" && t.Outcome == "" {
+		return true
+	}
+	if strings.HasPrefix(t.Outcome, "failed") {
+		return false
+	}
+	f := terms(step)
+	if len(f) == 0 {
+		return true
+	}
+	verb := stem(f[0])
+	if clickWords[verb] && t.Action.Kind != calltypes.ActClick {
+		return false
+	}
+	skip := map[string]bool{verb: true}
+	for _, tg := range targets {
+		for _, w := range keywords(tg) {
+			skip[w] = true
+		}
+	}
+	var rest []string
+	for _, w := range keywords(step) {
+		if !skip[w] && !genericWords[w] {
+			rest = append(rest, w)
+		}
+	}
+	acted := map[string]bool{}
+	for _, w := range keywords(t.Element + " " + t.Action.Text) {
+		acted[w] = true
+	}
+	if len(rest) == 0 {
+		// Nothing names the element: the verb says what kind it is.
+		switch k := t.Action.Kind; {
+		case linkWords[verb]: // "open the first one": a result, a link
+			return hasPrefixFold(t.Element, "link")
+		case clickWords[verb], sendWords[verb]:
+			return k == calltypes.ActClick
+		case chooseWords[verb] && k == calltypes.ActSelect, typeWords[verb] && k == calltypes.ActType:
+			return true
+		}
+		return acted[verb]
+	}
+	for _, w := range append(rest, verb) {
+		if acted[w] {
+			return true
+		}
+	}
+	return false
 }

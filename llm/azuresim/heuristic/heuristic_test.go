@@ -614,3 +614,105 @@ func took(line string) *calltypes.Taken {
 	}
 	return &t
 }
+
+// A goal that ends in a deed: open a product, choose, press.
+const cartGoal = `Open the Oak desk, set the quantity to 2 and add it to the cart.`
+
+var itemPage = calltypes.Page{
+	URL: "https://shop.example/item/2", Title: "Oak desk – Example Shop",
+	Elements: []calltypes.Element{
+		{Index: 0, Tag: "a", Role: "link", Name: "Home", Href: "/"},
+		{Index: 1, Tag: "select", Role: "combobox", Name: "Quantity", Value: "1"},
+		{Index: 2, Tag: "button", Role: "button", Name: "Add to cart"},
+	},
+	Text: "Oak desk. 890 EUR. Electric lift. Quantity 1 2 3. Add to cart",
+}
+
+func TestHeuristicPickSendsATypedSearch(t *testing.T) {
+	page := calltypes.Page{Elements: []calltypes.Element{
+		{Index: 0, Tag: "a", Role: "link", Name: "Blue widgets", Href: "/c/blue-widgets"},
+		{Index: 1, Tag: "input", Type: "search", Role: "searchbox", Name: "Search the catalogue", Value: "blue widget"},
+		{Index: 2, Tag: "button", Role: "button", Name: "Go"},
+	}}
+	in := calltypes.PickInput{Goal: searchGoal, Page: page, History: []calltypes.Taken{
+		{Action: calltypes.Action{Kind: "type", Index: 1, Text: "blue widget"}, Element: `searchbox "Search the catalogue"`, Outcome: "changed"}}}
+	if a := validate(t, callClickPick, ask(t, callClickPick, in)).(calltypes.Action); a.Kind != "click" || a.Index != 2 {
+		t.Errorf("got %+v, want click [2]: the box's own button, not the link that matches", a)
+	}
+}
+
+func TestHeuristicPickOpensAResultOverTheSearchButton(t *testing.T) {
+	in := calltypes.PickInput{Goal: `Search for "desk", sort by "Price, high to low" and open the first one`,
+		History: history(`type [1] "desk" and submit`, `select [3] "Price, high to low"`),
+		Page: calltypes.Page{Elements: []calltypes.Element{
+			{Index: 0, Tag: "a", Role: "link", Name: "Home", Href: "/"},
+			{Index: 1, Tag: "input", Type: "search", Role: "searchbox", Name: "Search", Value: "desk"},
+			{Index: 2, Tag: "button", Role: "button", Name: "Search"},
+			{Index: 3, Tag: "select", Role: "combobox", Name: "Sort by", Value: "Price, high to low"},
+			{Index: 4, Tag: "a", Role: "link", Name: "Oak standing desk", Href: "/item/2"},
+			{Index: 5, Tag: "a", Role: "link", Name: "Walnut writing desk", Href: "/item/1"},
+		}}}
+	if a := validate(t, callClickPick, ask(t, callClickPick, in)).(calltypes.Action); a.Kind != "click" || a.Index != 4 {
+		t.Errorf("got %+v, want click [4]", a)
+	}
+}
+
+func TestHeuristicPickFillsNamedFieldsBeforeClicking(t *testing.T) {
+	const goal = `Sign up as "Ada", set the country to Norway, accept the terms and create the account.`
+	in := calltypes.PickInput{Goal: goal, Plan: plan(goal).Steps, Step: 2, History: history(`type [0] "Ada"`),
+		Page: calltypes.Page{Elements: []calltypes.Element{
+			{Index: 0, Tag: "input", Type: "text", Role: "textbox", Name: "Full name", Value: "Ada"},
+			{Index: 1, Tag: "select", Role: "combobox", Name: "Country", Value: "Choose one"},
+			{Index: 2, Tag: "input", Type: "checkbox", Role: "checkbox", Name: "I accept the terms"},
+			{Index: 3, Tag: "button", Role: "button", Name: "Create account", Disabled: true},
+		}}}
+	if a := validate(t, callClickPick, ask(t, callClickPick, in)).(calltypes.Action); a.Kind != "select" || a.Index != 1 || a.Text != "Norway" {
+		t.Errorf("got %+v, want select [1] \"Norway\" before the plan step's checkbox", a)
+	}
+}
+
+// A page that already shows every word of the goal is not the goal met
+// while the goal's last deed is still to do, and is once it was done.
+func TestHeuristicDeedStillToDo(t *testing.T) {
+	opened := calltypes.Taken{Action: calltypes.Action{Kind: "click", Index: 4}, Element: `link "Oak desk"`, Outcome: "navigated to /item/2"}
+	added := calltypes.Taken{Action: calltypes.Action{Kind: "click", Index: 2}, Element: `button "Add to cart"`, Outcome: "changed"}
+	const q = "Does the page now show that the goal is met?"
+	if v := check(calltypes.CheckInput{Question: q, Goal: cartGoal, LastAction: &opened, Page: itemPage}); v.Answer || !strings.Contains(v.Reason, "still to do") {
+		t.Errorf("after opening: %+v", v)
+	}
+	if v := check(calltypes.CheckInput{Question: q, Goal: cartGoal, LastAction: &added, Page: itemPage}); !v.Answer {
+		t.Errorf("after adding: %+v", v)
+	}
+	a := pick(calltypes.PickInput{Goal: cartGoal, Page: itemPage, History: []calltypes.Taken{opened}})
+	if a.Kind == "done" {
+		t.Errorf("done before adding: %+v", a)
+	}
+	if a := pick(calltypes.PickInput{Goal: cartGoal, Page: itemPage, History: []calltypes.Taken{opened, added}}); a.Kind != "done" {
+		t.Errorf("not done after adding: %+v", a)
+	}
+}
+
+func TestHeuristicSummarizeAnswersTheLastStep(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		in   calltypes.SummaryInput
+		want string
+	}{
+		{"a price is an amount", calltypes.SummaryInput{Goal: `Search for "desk", open the first one and report its price.`, Page: itemPage},
+			"890 EUR."},
+		{"the last step's words alone", calltypes.SummaryInput{Goal: "Accept the terms, create the account and report what is required.",
+			Page: calltypes.Page{Text: "I accept the terms\nCreate account\nFull name is required."}},
+			"Full name is required."},
+		{"the page over the notes", calltypes.SummaryInput{Goal: `Create an account with the email "ada@example.com"`,
+			Page:  calltypes.Page{Text: "Welcome, Ada. Your account is ready."},
+			Notes: []string{`type textbox "Email" → changed`}},
+			"Your account is ready."},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := ask(t, callSummarize, tc.in)
+			if s := validate(t, callSummarize, out).(calltypes.Summary); s.Answer != tc.want {
+				t.Errorf("got %q\nwant %q", s.Answer, tc.want)
+			}
+		})
+	}
+}

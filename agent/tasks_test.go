@@ -1,0 +1,257 @@
+package agent_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"net"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/headroom-agent/headroom/agent"
+	"github.com/headroom-agent/headroom/browser"
+	"github.com/headroom-agent/headroom/browser/replay"
+	"github.com/headroom-agent/headroom/internal/testsite"
+	"github.com/headroom-agent/headroom/llm"
+	"github.com/headroom-agent/headroom/llm/embedded"
+)
+
+var update = flag.Bool("update", false, "record testdata/tasks/*.har again by running each task live on the test sites")
+
+// siteAddr is where the recordings were made: the tasks' start URLs name it.
+const siteAddr = "127.0.0.1:8391"
+
+// taskWants is how each task in testdata/tasks must end on its recording
+// with the embedded default: its status, what its answer says, and what
+// one of its steps did, where the final page alone cannot tell (a sort).
+// Each is a regular expression, "" for none.
+var taskWants = map[string]struct {
+	status []agent.Status
+	answer string
+	step   string // an action and its target, as the result writes them
+}{
+	"shop-cheapest-desk":     {[]agent.Status{agent.Succeeded}, `Walnut writing desk 640 EUR`, `^select \[\d+\] "Price, low to high" on combobox "Sort by"$`},
+	"shop-priciest-desk":     {[]agent.Status{agent.Succeeded}, `890 EUR`, `^select \[\d+\] "Price, high to low"`},
+	"shop-oak-desk-cart":     {[]agent.Status{agent.Succeeded}, `2 in your cart`, `^select \[\d+\] "2" on combobox "Quantity"$`},
+	"shop-sofa":              {[]agent.Status{agent.Failed, agent.Stuck}, ``, ``},
+	"form-signup":            {[]agent.Status{agent.Succeeded}, `Welcome, Ada Lovelace`, `^select \[\d+\] "Norway" on combobox "Country"$`},
+	"form-empty":             {[]agent.Status{agent.Succeeded}, `Full name is required\.`, ``},
+	"feed-suppliers":         {[]agent.Status{agent.Succeeded}, `Three new oak suppliers`, `^click \[\d+\] on button "Load more"$`},
+	"feed-members":           {[]agent.Status{agent.Succeeded}, `12 members, 3 online`, ``},
+	"catalogue-walnut-count": {[]agent.Status{agent.Succeeded}, `(^|[^0-9])4 pieces`, `^click \[\d+\] on checkbox "Walnut"$`},
+	// The answer names the first walnut piece, the one added.
+	"catalogue-walnut-cart": {[]agent.Status{agent.Succeeded}, `Walnut dresser`, `^click \[\d+\] on button "Add to cart"$`},
+}
+
+// determinismTask is replayed twice, and must do the same both times.
+const determinismTask = "form-signup"
+
+// secretTyped is the password form-signup's scripted step types.
+const secretTyped = "analytical-1843"
+
+// TestTestdataTasks runs every task in testdata/tasks offline on its
+// recording with the embedded default and checks how it ends. With
+// -update it first runs each one live on the test sites and records the
+// run's own pages as the task's replay.
+func TestTestdataTasks(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(testsite.Dir(), "..", "tasks", "*.yaml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no task files: %v", err)
+	}
+	var tasks []*agent.Task
+	for _, f := range files {
+		task, err := agent.LoadTask(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := taskWants[task.Name]; !ok {
+			t.Fatalf("%s: task %q has no entry in taskWants", f, task.Name)
+		}
+		if task.Replay == "" {
+			t.Fatalf("%s: the task names no replay", f)
+		}
+		tasks = append(tasks, task)
+	}
+	if len(tasks) != len(taskWants) {
+		t.Errorf("%d task files, %d entries in taskWants", len(tasks), len(taskWants))
+	}
+	chrome(t)
+	if *update {
+		srv, err := testsite.Start(siteAddr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Run("record", func(t *testing.T) {
+			for _, task := range tasks {
+				t.Run(task.Name, func(t *testing.T) {
+					t.Parallel()
+					recordTask(t, task)
+				})
+			}
+		})
+		srv.Close()
+	}
+	// Offline means offline: a site still serving the recordings' origin
+	// could hide a request the replay does not answer.
+	if c, err := net.DialTimeout("tcp", siteAddr, time.Second); err == nil {
+		c.Close()
+		t.Fatalf("something listens on %s: the replays must run with nothing there", siteAddr)
+	}
+	for _, task := range tasks {
+		t.Run(task.Name, func(t *testing.T) {
+			t.Parallel()
+			want := taskWants[task.Name]
+			res, misses := replayTask(t, task)
+			logResult(t, res)
+			if !slices.Contains(want.status, res.Status) {
+				t.Errorf("status %s (%s), want %v", res.Status, res.Reason, want.status)
+			}
+			if misses != 0 {
+				t.Errorf("the replay missed %d requests", misses)
+			}
+			if res.Status == agent.Succeeded && strings.TrimSpace(res.Answer) == "" {
+				t.Error("succeeded with an empty answer")
+			}
+			if want.answer != "" && !regexp.MustCompile(want.answer).MatchString(res.Answer) {
+				t.Errorf("answer %q does not match %q", res.Answer, want.answer)
+			}
+			if want.step != "" && !slices.ContainsFunc(res.Steps, func(s agent.Step) bool {
+				return regexp.MustCompile(want.step).MatchString(s.Action + " on " + s.Target)
+			}) {
+				t.Errorf("no step matches %q", want.step)
+			}
+			// What a task types into a password field stays out of the
+			// result, the steps' wording included.
+			if b, _ := json.Marshal(res); bytes.Contains(b, []byte(secretTyped)) {
+				t.Errorf("the password typed reached the result: %s", b)
+			}
+			if task.Name == determinismTask {
+				again, _ := replayTask(t, task)
+				a, b := untimed(t, res), untimed(t, again)
+				if !reflect.DeepEqual(a, b) {
+					ja, _ := json.MarshalIndent(a, "", " ")
+					jb, _ := json.MarshalIndent(b, "", " ")
+					t.Errorf("two replays differ:\n%s\n---\n%s", ja, jb)
+				}
+			}
+		})
+	}
+}
+
+// chrome skips the test when there is no browser to run.
+func chrome(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	p, err := browser.Open(ctx, browser.Options{})
+	if err != nil {
+		t.Skipf("no browser: %v", err)
+	}
+	p.Close()
+}
+
+// recordTask runs the task live, as headroom run --record-har does, and
+// writes what its pages fetched to the task's replay file.
+func recordTask(t *testing.T, task *agent.Task) {
+	rec := replay.NewRecorder(time.Now().UTC().Truncate(time.Second), replay.DefaultRedactor(), "headroom", "testdata")
+	res := runTask(t, task, browser.Options{Record: rec})
+	logResult(t, res)
+	if rec.Len() == 0 {
+		t.Fatal("nothing recorded")
+	}
+	if err := rec.Archive().WriteFile(task.Replay); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// replayTask runs the task on its recording, and counts the misses.
+func replayTask(t *testing.T, task *agent.Task) (agent.Result, int) {
+	a, err := replay.Load(task.Replay)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := replay.NewMatcher(a, replay.Options{Redactor: replay.DefaultRedactor()})
+	res := runTask(t, task, browser.Options{Replay: m})
+	st := m.Stats()
+	if st.Misses > 0 {
+		t.Logf("missed: %v", st.Missed)
+	}
+	return res, st.Misses
+}
+
+// runTask runs the task with its own browser and caller, wired as
+// headroom run wires them.
+func runTask(t *testing.T, task *agent.Task, bo browser.Options) agent.Result {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	bo.AllowedDomains = task.AllowedDomains
+	bo.Logf = t.Logf
+	caller, err := embedded.Open(ctx, llm.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer caller.Close()
+	page, err := browser.Open(ctx, bo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer page.Close()
+	res, err := agent.Run(ctx, task, agent.Options{Page: page, Caller: caller})
+	if err != nil {
+		t.Fatalf("%s: %v", res.Status, err)
+	}
+	return res
+}
+
+func logResult(t *testing.T, res agent.Result) {
+	t.Helper()
+	for _, s := range res.Steps {
+		line := s.Action
+		if s.Target != "" {
+			line += " on " + s.Target
+		}
+		t.Logf("step %d  %s  → %s  %s  (%s)", s.N, line, s.Outcome, s.Verdict, s.Why)
+	}
+	t.Logf("plan %q", res.Plan)
+	t.Logf("%s: %s; answer %q", res.Status, res.Reason, res.Answer)
+}
+
+// timings are the fields that differ from run to run by the clock alone.
+var timings = map[string]bool{"latency_ms": true, "elapsed_ms": true, "agent_ms": true, "model_ms": true,
+	"peak_rss_mb": true, "chrome_peak_rss_mb": true}
+
+// untimed is the result as JSON values, less its timings.
+func untimed(t *testing.T, res agent.Result) any {
+	b, err := json.Marshal(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatal(err)
+	}
+	var strip func(any)
+	strip = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, x := range v {
+				if timings[k] {
+					delete(v, k)
+				} else {
+					strip(x)
+				}
+			}
+		case []any:
+			for _, x := range v {
+				strip(x)
+			}
+		}
+	}
+	strip(v)
+	return v
+}
