@@ -22,15 +22,6 @@ import (
 	"github.com/headroom-agent/headroom/internal/testsite"
 )
 
-func contains(s []int, v int) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
-}
-
 // running reports a process that exists and is not a zombie.
 func running(pid int) bool {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
