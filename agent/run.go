@@ -206,7 +206,7 @@ func (r *runner) pursue(ctx context.Context, goal string) (bool, error) {
 		step.Calls = append(step.Calls, rep)
 		if err != nil {
 			step.Action, step.Outcome = "(no pick)", "failed: "+err.Error()
-			r.keep(ctx, &step, began)
+			r.record(ctx, &step, began)
 			return false, err
 		}
 		step.Action, step.Why = pick.String(), pick.Reason
@@ -218,7 +218,7 @@ func (r *runner) pursue(ctx context.Context, goal string) (bool, error) {
 				step.Verdict = verdict(v)
 			}
 			step.Outcome = "done"
-			r.keep(ctx, &step, began)
+			r.record(ctx, &step, began)
 			if err != nil {
 				return false, err
 			}
@@ -232,14 +232,14 @@ func (r *runner) pursue(ctx context.Context, goal string) (bool, error) {
 		if r.seen[key]++; r.seen[key] > 1 {
 			if replanned == key {
 				step.Target, step.Outcome = elem, "not taken: the same action on the same page again, after planning again"
-				r.keep(ctx, &step, began)
+				r.record(ctx, &step, began)
 				return false, &stop{Stuck, fmt.Sprintf("%s on %s again after planning again: it was taken there before", pick, snap.URL), nil}
 			}
 			// A loop: say so in the history, so the next pick knows, and
 			// plan again from here.
 			step.Target, step.Outcome = elem, "not taken: it was taken on this very page before; planning again"
 			r.taken = append(r.taken, calltypes.Taken{Action: pick, Element: elem, Outcome: "not taken: already taken on this very page"})
-			r.keep(ctx, &step, began)
+			r.record(ctx, &step, began)
 			if plan, err = r.plan(ctx, goal, snap, r.recent()); err != nil {
 				return false, err
 			}
@@ -260,13 +260,13 @@ func (r *runner) pursue(ctx context.Context, goal string) (bool, error) {
 		taken := calltypes.Taken{Action: pick, Element: elem, Outcome: clip(step.Outcome, noteRunes)}
 		r.taken = append(r.taken, taken)
 		if err != nil && (fatal(err) || ctx.Err() != nil) {
-			r.keep(ctx, &step, began)
+			r.record(ctx, &step, began)
 			return false, err
 		}
 		// Whatever happened, the next pick needs the page as it is now;
 		// an index that is gone just means looking again.
 		if snap, err = r.page.Observe(ctx); err != nil {
-			r.keep(ctx, &step, began)
+			r.record(ctx, &step, began)
 			return false, err
 		}
 		if out.Effect == browser.Navigated || out.Effect == browser.Changed {
@@ -276,17 +276,17 @@ func (r *runner) pursue(ctx context.Context, goal string) (bool, error) {
 			v, rep, err := r.check(ctx, goal, &taken, snap)
 			step.Calls = append(step.Calls, rep)
 			if err != nil {
-				r.keep(ctx, &step, began)
+				r.record(ctx, &step, began)
 				return false, err
 			}
 			step.Verdict = verdict(v)
-			r.keep(ctx, &step, began)
+			r.record(ctx, &step, began)
 			if v.Answer {
 				return true, nil
 			}
 			continue
 		}
-		r.keep(ctx, &step, began)
+		r.record(ctx, &step, began)
 		if idle++; idle >= stallSteps {
 			if plan, err = r.plan(ctx, goal, snap, r.recent()); err != nil {
 				return false, err
@@ -300,7 +300,6 @@ func (r *runner) pursue(ctx context.Context, goal string) (bool, error) {
 func (r *runner) plan(ctx context.Context, goal string, snap *browser.Snapshot, history []calltypes.Taken) ([]string, error) {
 	p, rep, err := call(ctx, r, calltypes.PlanCall, calltypes.PlanInput{Goal: goal, Page: r.pageOf(snap), History: history})
 	r.res.Calls = append(r.res.Calls, rep)
-	r.spent(rep)
 	if err != nil {
 		return nil, err
 	}
@@ -328,7 +327,6 @@ func (r *runner) finish(ctx context.Context, met bool) error {
 	in := calltypes.SummaryInput{Goal: r.t.Goal, Page: r.pageOf(&textual), Notes: r.notes()}
 	s, rep, err := call(ctx, r, calltypes.SummaryCall, in)
 	r.res.Calls = append(r.res.Calls, rep)
-	r.spent(rep)
 	if err != nil {
 		return err
 	}
@@ -401,6 +399,7 @@ func call[In, Out any](ctx context.Context, r *runner, t calltypes.Typed[In, Out
 	defer cancel()
 	for try := 1; ; try++ {
 		out, rep, err := llm.Call(ctx, r.o.Caller, t, in, o)
+		r.res.Totals.TokensReserved += rep.TokensReserved // the budget's running count, at once
 		// A shared store that did not answer in time (a failover, a slow
 		// round trip) placed nothing: try again a few times, briefly,
 		// rather than end the task on a blip.
@@ -454,14 +453,6 @@ func (r *runner) notes() []string {
 	return notes
 }
 
-// keep closes a model step and records it.
-func (r *runner) keep(ctx context.Context, s *Step, began time.Time) {
-	for _, c := range s.Calls {
-		r.spent(c)
-	}
-	r.record(ctx, s, began)
-}
-
 // record numbers a step, screenshots it, times it, and logs it.
 func (r *runner) record(ctx context.Context, s *Step, began time.Time) {
 	s.N = len(r.res.Steps) + 1
@@ -505,11 +496,6 @@ func (r *runner) record(ctx context.Context, s *Step, began time.Time) {
 		line += fmt.Sprintf("  tokens %d reserved, %d used  %s", reserved, used, deployment)
 	}
 	r.progress("%s", line)
-}
-
-// spent counts a call against the task's token budget.
-func (r *runner) spent(c llm.Report) {
-	r.res.Totals.TokensReserved += c.TokensReserved
 }
 
 func (r *runner) progress(format string, args ...any) {
