@@ -145,6 +145,7 @@ func dur(ms int64) string {
 	return fmt.Sprintf("%d min %02d s", s/60, s%60)
 }
 
+// callsTotal adds calls up (its N is the choices asked for, in all).
 func callsTotal(cs []llm.Report) llm.Report {
 	var t llm.Report
 	for _, c := range cs {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -524,25 +525,16 @@ func (r *runner) maxSteps() int {
 // total adds up the run; the token budget's running count is replaced by
 // the sum of the calls, which is the same thing.
 func (r *runner) total() {
-	tt := Totals{Steps: len(r.res.Steps), ElapsedMS: r.res.Totals.ElapsedMS, TokenBudget: r.t.TokenBudget}
-	add := func(c llm.Report) {
-		tt.Calls++
-		tt.PromptTokens += c.PromptTokens
-		tt.TokensReserved += c.TokensReserved
-		tt.TokensUsed += c.TokensUsed
-		tt.ModelMS += c.LatencyMS
-		tt.Retries += c.Retries
-		tt.RateLimited += c.RateLimited
-	}
+	all := slices.Clone(r.res.Calls)
 	for _, s := range r.res.Steps {
-		for _, c := range s.Calls {
-			add(c)
-		}
+		all = append(all, s.Calls...)
 	}
-	for _, c := range r.res.Calls {
-		add(c)
+	c := callsTotal(all)
+	r.res.Totals = Totals{
+		Steps: len(r.res.Steps), Calls: len(all), ElapsedMS: r.res.Totals.ElapsedMS, TokenBudget: r.t.TokenBudget,
+		PromptTokens: c.PromptTokens, TokensReserved: c.TokensReserved, TokensUsed: c.TokensUsed,
+		ModelMS: c.LatencyMS, Retries: c.Retries, RateLimited: c.RateLimited,
 	}
-	r.res.Totals = tt
 }
 
 // classify turns what stopped a run into its status.

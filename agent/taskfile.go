@@ -4,9 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/url"
-	"os"
 	"path/filepath"
 	"reflect"
 	"regexp"
@@ -42,40 +40,11 @@ const (
 // LoadTask reads and checks a task file. Every problem is reported as
 // file:line: field: what is wrong.
 func LoadTask(path string) (*Task, error) {
-	data, err := readTaskFile(path)
+	data, err := yamlconf.ReadFile(path, maxTaskFile)
 	if err != nil {
 		return nil, err
 	}
 	return ParseTask(path, data)
-}
-
-// readTaskFile reads a regular file of at most maxTaskFile bytes. The
-// checks come before the open: opening a FIFO would wait for a writer.
-func readTaskFile(path string) ([]byte, error) {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file: a task is a YAML file", path)
-	}
-	if fi.Size() > maxTaskFile {
-		return nil, fmt.Errorf("%s: %d bytes: a task file is at most %d", path, fi.Size(), maxTaskFile)
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	// The file may have grown since Stat: read one byte past the bound to tell.
-	data, err := io.ReadAll(io.LimitReader(f, maxTaskFile+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(data) > maxTaskFile {
-		return nil, fmt.Errorf("%s: over %d bytes: a task file is at most %d", path, maxTaskFile, maxTaskFile)
-	}
-	return data, nil
 }
 
 // ParseTask decodes and checks a task held in memory. file names it in

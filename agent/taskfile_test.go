@@ -229,7 +229,7 @@ func TestLoadTaskRefusesWhatIsNotATaskFile(t *testing.T) {
 		{"/dev/zero", "not a regular file"},
 		{dir, "not a regular file"},
 		{fifo, "not a regular file"},
-		{big, "a task file is at most"},
+		{big, "at most"},
 		{filepath.Join(dir, "missing.yaml"), "no such file"},
 	}
 	for _, c := range cases {

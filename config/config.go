@@ -12,7 +12,6 @@ package config
 
 import (
 	"fmt"
-	"os"
 	"slices"
 
 	"github.com/headroom-agent/headroom/budget"
@@ -31,6 +30,9 @@ type File struct {
 	doc  *yamlconf.Doc
 }
 
+// maxFile bounds what Load reads: a config is a few kilobytes.
+const maxFile = 1 << 20
+
 // Env names the environment variable that gives the config file's path
 // when no flag does.
 const Env = "HEADROOM_CONFIG"
@@ -38,7 +40,7 @@ const Env = "HEADROOM_CONFIG"
 // Load reads and checks a config file. Every error is file:line: field:
 // what is wrong; warnings read the same way.
 func Load(path string) (*File, []budget.Warning, error) {
-	data, err := readFile(path)
+	data, err := yamlconf.ReadFile(path, maxFile)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -85,20 +87,3 @@ func (f *File) Apply(types *calltypes.Registry) error {
 
 // Name is the file's name as given to Load or Parse.
 func (f *File) Name() string { return f.name }
-
-// readFile reads a config file, refusing what is not a regular file of a
-// sane size: a config is a few kilobytes, never a device or a pipe.
-func readFile(path string) ([]byte, error) {
-	const max = 1 << 20
-	fi, err := os.Stat(path)
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file: a config is a YAML file", path)
-	}
-	if fi.Size() > max {
-		return nil, fmt.Errorf("%s: %d bytes: a config is at most %d", path, fi.Size(), max)
-	}
-	return os.ReadFile(path)
-}

@@ -5,6 +5,8 @@ package yamlconf
 import (
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"strings"
 
 	"github.com/goccy/go-yaml"
@@ -110,4 +112,35 @@ func parent(p string) string {
 		return ""
 	}
 	return p[:i]
+}
+
+// ReadFile reads a YAML file of at most limit bytes, refusing what is not
+// a regular file: a config or a task is a page of text, never a device, a
+// pipe or a directory. The checks come before the open, since opening a
+// FIFO waits for a writer; the read stops one byte past the limit in case
+// the file grew since.
+func ReadFile(path string, limit int64) ([]byte, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file: want a YAML file", path)
+	}
+	if fi.Size() > limit {
+		return nil, fmt.Errorf("%s: %d bytes: at most %d are read", path, fi.Size(), limit)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("%s: over %d bytes: at most %d are read", path, limit, limit)
+	}
+	return data, nil
 }
