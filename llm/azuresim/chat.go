@@ -77,7 +77,7 @@ func Estimate(msgs []tokens.Message, maxTokens, n, bestOf int64) int64 {
 
 func (r *resource) chat(w http.ResponseWriter, req *http.Request) {
 	var body chatRequest
-	if !decode(w, req, &body) {
+	if !r.sim.decode(w, req, &body) {
 		return
 	}
 	c, ok := r.route(w, req, body.Model, "ChatCompletions_Create")

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 )
 
 // azureError is the body Azure sends with an error status.
@@ -82,4 +83,26 @@ func plural(n int64, s string) string {
 		return s
 	}
 	return s + "s"
+}
+
+// unsupportedMediaType is the 415 for a body not declared as JSON.
+func unsupportedMediaType(w http.ResponseWriter, ct string) {
+	writeJSON(w, http.StatusUnsupportedMediaType, azureError{errorBody{
+		Code: "UnsupportedMediaType", Type: "invalid_request_error",
+		Message: fmt.Sprintf("Unsupported Content-Type %q: send the request body as application/json.", ct),
+	}})
+}
+
+// headersTooLarge is the 431 for headers past the simulator's limit.
+func headersTooLarge(w http.ResponseWriter) {
+	w.Header().Set("Connection", "close")
+	writeJSON(w, http.StatusRequestHeaderFieldsTooLarge, azureError{errorBody{
+		Code:    "RequestHeaderFieldsTooLarge",
+		Message: fmt.Sprintf("The request's headers are larger than the %d bytes allowed.", maxHeader),
+	}})
+}
+
+// statusError is Azure's error body for a bare status.
+func statusError(w http.ResponseWriter, code int) {
+	writeJSON(w, code, azureError{errorBody{Code: strconv.Itoa(code), Message: http.StatusText(code)}})
 }

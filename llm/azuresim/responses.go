@@ -39,7 +39,7 @@ const differentResource = "The requested item was created under a different Azur
 // resource, and later calls may refer to them here and nowhere else.
 func (r *resource) responses(w http.ResponseWriter, req *http.Request) {
 	var body responsesRequest
-	if !decode(w, req, &body) {
+	if !r.sim.decode(w, req, &body) {
 		return
 	}
 	c, ok := r.route(w, req, body.Model, "Responses_Create")

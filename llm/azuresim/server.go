@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"mime"
 	"net"
 	"net/http"
 	"slices"
@@ -18,6 +19,15 @@ import (
 
 // maxBody bounds a request body; Azure's own limit is of this order.
 const maxBody = 16 << 20
+
+// maxHeader bounds a request's headers: more is answered 431 in Azure's
+// JSON shape. The server itself refuses headers past serverMaxHeader
+// before any handler runs, and Go's server writes that 431 as plain text
+// which the simulator cannot change.
+const (
+	maxHeader       = 64 << 10
+	serverMaxHeader = 1 << 20
+)
 
 // Handler serves the resources that have no address of their own: each at
 // its path prefix, plus GET /sim/stats.
@@ -53,8 +63,59 @@ func (s *Sim) HandlerFor(addr string) http.Handler {
 		writeJSON(w, http.StatusOK, s.Stats())
 	})
 	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) { notFound(w) })
-	return mux
+	return jsonErrors(mux)
 }
+
+// jsonErrors answers in Azure's JSON error shape what would otherwise be
+// plain text: headers too large, and the errors the mux writes itself
+// (a method a route does not take).
+func jsonErrors(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if headerSize(req) > maxHeader {
+			headersTooLarge(w)
+			return
+		}
+		h.ServeHTTP(&errorWriter{ResponseWriter: w}, req)
+	})
+}
+
+// headerSize is about what the request line and headers took on the wire.
+func headerSize(req *http.Request) int {
+	n := len(req.Method) + len(req.RequestURI) + len(req.Proto) + 4
+	for k, vs := range req.Header {
+		for _, v := range vs {
+			n += len(k) + len(v) + 4
+		}
+	}
+	return n
+}
+
+// errorWriter turns an error status written as anything but JSON (as
+// http.Error does) into Azure's JSON error for that status.
+type errorWriter struct {
+	http.ResponseWriter
+	replaced bool
+}
+
+func (e *errorWriter) WriteHeader(code int) {
+	if code >= 400 && !strings.HasPrefix(e.Header().Get("Content-Type"), "application/json") {
+		e.replaced = true
+		e.Header().Del("X-Content-Type-Options")
+		statusError(e.ResponseWriter, code)
+		return
+	}
+	e.ResponseWriter.WriteHeader(code)
+}
+
+func (e *errorWriter) Write(b []byte) (int, error) {
+	if e.replaced {
+		return len(b), nil // the plain text the JSON body replaced
+	}
+	return e.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (e *errorWriter) Unwrap() http.ResponseWriter { return e.ResponseWriter }
 
 // Running is a simulator started by Start: listening, serving, until it
 // is closed.
@@ -94,7 +155,12 @@ func (s *Sim) Start(mainAddr string) (*Running, error) {
 		}
 		lns = append(lns, ln)
 		r.Bound = append(r.Bound, Bound{Resource: a, Addr: ln.Addr().String()})
-		r.servers = append(r.servers, &http.Server{Handler: s.HandlerFor(a), ReadHeaderTimeout: 10 * time.Second})
+		r.servers = append(r.servers, &http.Server{
+			Handler:           s.HandlerFor(a),
+			ReadHeaderTimeout: s.readTimeout,
+			ReadTimeout:       s.readTimeout,
+			MaxHeaderBytes:    serverMaxHeader,
+		})
 	}
 	r.URL = "http://" + r.Bound[0].Addr
 	for i, srv := range r.servers {
@@ -275,11 +341,25 @@ func ceilSeconds(d time.Duration) string {
 	return strconv.FormatInt(int64(math.Ceil(d.Seconds())), 10)
 }
 
-// decode reads a JSON body into v, answering 400 the way Azure does when it
-// is not JSON or not the right shape.
-func decode(w http.ResponseWriter, req *http.Request, v any) bool {
+// decode reads a JSON body into v, answering 415 when it is declared as
+// something else than JSON (a body with no Content-Type is read as JSON), and 400 the way Azure does when it is not JSON or not the right
+// shape. A body that does not arrive within the read timeout is cut off.
+func (s *Sim) decode(w http.ResponseWriter, req *http.Request, v any) bool {
+	if ct := req.Header.Get("Content-Type"); ct != "" && !isJSON(ct) {
+		unsupportedMediaType(w, ct)
+		return false
+	}
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(s.readTimeout))
 	body, err := io.ReadAll(http.MaxBytesReader(w, req.Body, maxBody))
 	if err != nil {
+		var mb *http.MaxBytesError
+		if errors.As(err, &mb) {
+			writeJSON(w, http.StatusRequestEntityTooLarge, azureError{errorBody{
+				Code: "invalid_request_error", Type: "invalid_request_error",
+				Message: fmt.Sprintf("The request body is larger than the %d bytes allowed.", mb.Limit),
+			}})
+			return false
+		}
 		badRequest(w, "", "could not read the request body: %v", err)
 		return false
 	}
@@ -303,7 +383,7 @@ func (r *resource) adjust(w http.ResponseWriter, req *http.Request) {
 		Duration   string  `json:"duration"`
 		DurationMS int64   `json:"duration_ms"`
 	}
-	if !decode(w, req, &body) {
+	if !r.sim.decode(w, req, &body) {
 		return
 	}
 	d := time.Duration(body.DurationMS) * time.Millisecond
@@ -342,4 +422,14 @@ func (s *Sim) newID(prefix, tag string) string {
 		return fmt.Sprintf("%s-%016x%08x", prefix, a, b)
 	}
 	return fmt.Sprintf("%s_%s_%016x%08x", prefix, tag, a, b)
+}
+
+// isJSON reports a Content-Type of JSON: application/json or a +json type,
+// any parameters (charset) aside.
+func isJSON(ct string) bool {
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil {
+		return false
+	}
+	return mt == "application/json" || strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json")
 }

@@ -30,7 +30,14 @@ type Options struct {
 	// Models adds reply behaviours, by the name a deployment's reply
 	// field uses, to the built-in echo and fixed.
 	Models map[string]Model
+	// ReadTimeout bounds reading a request, headers and body: a client
+	// that sends less than it announced is cut off after it. 0 is
+	// DefaultReadTimeout.
+	ReadTimeout time.Duration
 }
+
+// DefaultReadTimeout is how long a request may take to arrive.
+const DefaultReadTimeout = 10 * time.Second
 
 // Sim is a running simulator. Its handlers are safe for concurrent use.
 type Sim struct {
@@ -38,6 +45,8 @@ type Sim struct {
 	refund RefundPolicy
 	keys   map[string]bool
 	start  time.Time
+	// readTimeout bounds reading a request (Options.ReadTimeout).
+	readTimeout time.Duration
 
 	mu        sync.Mutex // guards meters, stats, the random source
 	rng       *rand.Rand
@@ -76,6 +85,8 @@ func New(cfg Config, opts Options) (*Sim, error) {
 		window: cmp.Or(cfg.Window, DefaultWindow),
 		refund: cmp.Or(cfg.Refund.normal(), Hold),
 		start:  time.Now(),
+
+		readTimeout: cmp.Or(opts.ReadTimeout, DefaultReadTimeout),
 	}
 	seed := uint64(cfg.Seed)
 	if seed == 0 {
