@@ -76,6 +76,7 @@ Reply with 1 to %d steps in the order the agent should take them. Each step is o
 				},
 			}),
 			Parse: JSONParser(validatePlan),
+			Input: JSONInput[PlanInput]("goal"),
 		},
 		{
 			Name:      ClickPick,
@@ -115,6 +116,7 @@ Use only indexes listed in the page's elements; index is -1 when the action has 
 				},
 			}),
 			Parse: JSONParser(validateAction),
+			Input: JSONInput[PickInput]("goal"),
 		},
 		{
 			Name:      YesNo,
@@ -132,6 +134,7 @@ Answer true only if the page shows it, false otherwise. reason gives the evidenc
 				},
 			}),
 			Parse: JSONParser(validateVerdict),
+			Input: JSONInput[CheckInput]("question", "goal"),
 		},
 		{
 			Name:      Summarize,
@@ -148,6 +151,7 @@ Answer what the goal asks, using only the page and the notes; give the values it
 				},
 			}),
 			Parse: JSONParser(validateSummary),
+			Input: JSONInput[SummaryInput]("goal"),
 		},
 	}
 }

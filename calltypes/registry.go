@@ -9,6 +9,7 @@
 package calltypes
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -57,6 +58,11 @@ type Type struct {
 	// what is wrong in words a model can act on (it is sent back once as a
 	// repair request).
 	Parse func(text string) (any, error)
+	// Input, when set, checks a call's input (as the JSON sent as the user
+	// message) before anything is reserved or sent; its error should be
+	// an *InputError naming the field. JSONInput gives one; nil accepts
+	// any input.
+	Input func(in json.RawMessage) error
 }
 
 // Override is a config file's change to a registered type. Zero fields

@@ -167,7 +167,9 @@ func Call[In, Out any](ctx context.Context, c *Caller, t calltypes.Typed[In, Out
 }
 
 // Call runs one call of the named type with input (marshalled to JSON as
-// the user message) and returns the parsed answer, whose Go type is the
+// the user message, and checked by the type's Input first: a misfit is a
+// *calltypes.InputError, with nothing reserved or sent) and returns the
+// parsed answer, whose Go type is the
 // one the type's parser gives. The typed Call checks that at compile time;
 // this one is for types known only by name, such as a config's.
 func (c *Caller) Call(ctx context.Context, typeName string, input any, o CallOptions) (any, Report, error) {
@@ -178,6 +180,11 @@ func (c *Caller) Call(ctx context.Context, typeName string, input any, o CallOpt
 	in, err := json.Marshal(input)
 	if err != nil {
 		return nil, Report{}, fmt.Errorf("llm: %s input: %w", typeName, err)
+	}
+	// An input the type does not take is refused before anything is
+	// reserved or sent: no tokens go to a request that cannot be right.
+	if err := t.CheckInput(in); err != nil {
+		return nil, Report{}, err
 	}
 	if o.Priority != "" {
 		t.Priority = o.Priority

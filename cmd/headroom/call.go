@@ -78,6 +78,10 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	out, rep, err := caller.Call(ctx, typeName, in, llm.CallOptions{})
 	if err != nil {
 		fprintf(stderr, "headroom call: %v\n", err)
+		var ie *calltypes.InputError
+		if errors.As(err, &ie) {
+			return exitUsage // the input file is wrong, and nothing was spent
+		}
 		if errors.Is(err, budget.ErrShed) || errors.Is(err, budget.ErrTooLarge) {
 			return exitBudget
 		}

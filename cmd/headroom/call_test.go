@@ -2,9 +2,12 @@ package main
 
 import (
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 
@@ -73,5 +76,35 @@ func TestCallWithAConfig(t *testing.T) {
 	code, _, errs = runArgs(t, "call", "click-pick", "--input", "../../calltypes/examples/click-pick.json", "--config", nokey)
 	if code != 2 || !strings.Contains(errs, "UNSET_KEY_FOR_TEST") {
 		t.Errorf("a key variable that is unset: exit %d, %q", code, errs)
+	}
+}
+
+// An input its type does not take is bad usage, refused before any
+// request: the deployment never hears of it.
+func TestCallRefusesInputsTheTypeDoesNotTake(t *testing.T) {
+	var hits atomic.Int64
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		hits.Add(1)
+		http.Error(w, "no", http.StatusTeapot)
+	}))
+	defer ts.Close()
+	dir := t.TempDir()
+	t.Setenv("CALL_INPUT_TEST_KEY", "sk-test-0123456789")
+	cfg := filepath.Join(dir, "cfg.yaml")
+	os.WriteFile(cfg, []byte("deployments:\n  - {name: d, endpoint: '"+ts.URL+"', model: gpt-4o, tpm: 100000, auth: {api_key_env: CALL_INPUT_TEST_KEY}}\n"), 0o600)
+	for _, c := range []struct{ name, in, want string }{
+		{"an array", `[]`, "not a JSON object"},
+		{"no goal", `{"page": {"url": "https://x.example/", "title": "x"}}`, `field "goal" is missing`},
+		{"an unknown field", `{"goal": "find shoes", "colour": "red"}`, `field "colour" is not a field`},
+	} {
+		in := filepath.Join(dir, "in.json")
+		os.WriteFile(in, []byte(c.in), 0o600)
+		code, _, errs := runArgs(t, "call", "click-pick", "--input", in, "--config", cfg)
+		if code != 2 || !strings.Contains(errs, c.want) {
+			t.Errorf("%s: exit %d, stderr %q, want 2 with %q", c.name, code, errs, c.want)
+		}
+	}
+	if n := hits.Load(); n != 0 {
+		t.Errorf("the deployment got %d requests for inputs refused", n)
 	}
 }
