@@ -108,3 +108,17 @@ func TestCallRefusesInputsTheTypeDoesNotTake(t *testing.T) {
 		t.Errorf("the deployment got %d requests for inputs refused", n)
 	}
 }
+
+// A config whose Redis is not there is a budget failure (3), said in
+// words naming Redis, not bad usage.
+func TestCallWithAnUnreachableRedis(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("CALL_REDIS_TEST_KEY", "sk-test-0123456789")
+	cfg := filepath.Join(dir, "cfg.yaml")
+	os.WriteFile(cfg, []byte("redis: redis://"+freeAddr(t)+"/0\ndeployments:\n  - {name: d, endpoint: 'http://127.0.0.1:1', model: gpt-4o, tpm: 100000, auth: {api_key_env: CALL_REDIS_TEST_KEY}}\n"), 0o600)
+	code, _, errs := runArgs(t, "call", "click-pick", "--input", "../../calltypes/examples/click-pick.json", "--config", cfg)
+	if code != 3 || !strings.Contains(strings.ToLower(errs), "redis") {
+		t.Errorf("exit %d, stderr %q: want 3 naming Redis", code, errs)
+	}
+	t.Log(errs)
+}

@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"io"
 	"os"
 
+	"github.com/headroom-agent/headroom/budget"
 	_ "github.com/headroom-agent/headroom/budget/redisstore" // redis:// in a config
 	"github.com/headroom-agent/headroom/config"
 	"github.com/headroom-agent/headroom/llm"
@@ -14,7 +16,8 @@ import (
 // openCaller opens the Caller every command that calls a model uses: the
 // config file's (the flag's, else $HEADROOM_CONFIG), or the embedded
 // default when there is none. It prints the config's warnings; on failure
-// it has reported the error and returns the exit code.
+// it has reported the error and returns the exit code: 2 for a config
+// that is wrong, 3 for a budget store (Redis) that cannot be reached.
 func openCaller(ctx context.Context, file string, o llm.Options, stderr io.Writer) (*llm.Caller, int) {
 	if file == "" {
 		file = os.Getenv(config.Env)
@@ -36,7 +39,17 @@ func openCaller(ctx context.Context, file string, o llm.Options, stderr io.Write
 		fprintf(stderr, "headroom: warning: %s\n", w)
 	}
 	c, err := llm.Open(ctx, f, o)
-	if err != nil {
+	switch {
+	case err == nil:
+	case errors.Is(err, budget.ErrUnavailable):
+		// The config is fine; the store it names is not there: a budget
+		// failure, not bad usage.
+		fprintf(stderr, "headroom: the budget store (Redis) the config names cannot be reached: %v\n", err)
+		return nil, exitBudget
+	case ctx.Err() != nil:
+		fprintf(stderr, "headroom: %v\n", err)
+		return nil, exitInterrupted
+	default:
 		fprintf(stderr, "headroom: %v\n", err)
 		return nil, exitUsage
 	}
