@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"io"
+	"net/url"
 	"strings"
 
 	"github.com/headroom-agent/headroom/browser"
@@ -49,8 +50,19 @@ func runObserve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		m = replay.NewMatcher(a, replay.Options{Fuzzy: *fuzzy, Redactor: replay.DefaultRedactor()})
 		o.Replay = m
 		if start == "" {
-			start = browser.StartURL(a)
+			if start = browser.StartURL(a); start == "" {
+				fprintf(stderr, "headroom observe: %s holds no page to start on\n", *harFile)
+				return exitUsage
+			}
 		}
+		if !harHas(a, start, *fuzzy) {
+			fprintf(stderr, "headroom observe: %s has no entry for %s: give a URL it recorded\n", *harFile, replay.DefaultRedactor().URL(start))
+			return exitUsage
+		}
+	}
+	if !isHTTP(start) {
+		fprintf(stderr, "headroom observe: %q is not an http(s) URL\n", replay.DefaultRedactor().URL(start))
+		return exitUsage
 	}
 	p, err := browser.Open(ctx, o)
 	if err != nil {
@@ -94,4 +106,43 @@ func runObserve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return exitFailed // a miss is a replay that is not what was recorded
 	}
 	return exitOK
+}
+
+// isHTTP reports an absolute http:// or https:// URL with a host: a page
+// to start on.
+func isHTTP(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
+}
+
+// harHas reports whether a holds a GET of start, as recorded (redacted,
+// with no fragment; by its path alone when fuzzy).
+func harHas(a *replay.Archive, start string, fuzzy bool) bool {
+	want, wantPath := normURL(replay.DefaultRedactor().URL(start))
+	for _, e := range a.Log.Entries {
+		if e.Request == nil || !strings.EqualFold(e.Request.Method, "GET") {
+			continue
+		}
+		got, gotPath := normURL(e.Request.URL)
+		if got == want || fuzzy && gotPath == wantPath {
+			return true
+		}
+	}
+	return false
+}
+
+// normURL is u without its fragment, and with "/" for an empty path; and
+// the same without the query.
+func normURL(s string) (string, string) {
+	u, err := url.Parse(s)
+	if err != nil {
+		return s, s
+	}
+	u.Fragment, u.RawFragment = "", ""
+	if u.Path == "" && u.Opaque == "" {
+		u.Path = "/"
+	}
+	full := u.String()
+	u.RawQuery, u.ForceQuery = "", false
+	return full, u.String()
 }

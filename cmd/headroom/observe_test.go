@@ -1,0 +1,50 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// What is not a page to start on is bad usage, said before any browser
+// starts, never a snapshot of about:blank.
+func TestObserveRefusesWhatIsNotAPage(t *testing.T) {
+	dir := t.TempDir()
+	empty := filepath.Join(dir, "empty.har")
+	os.WriteFile(empty, []byte(`{"log":{"version":"1.2","creator":{"name":"t","version":"1"},"entries":[]}}`), 0o600)
+	one := filepath.Join(dir, "one.har")
+	os.WriteFile(one, []byte(`{"log":{"version":"1.2","creator":{"name":"t","version":"1"},"entries":[
+ {"startedDateTime":"2024-01-01T00:00:00Z","time":1,
+  "request":{"method":"GET","url":"http://shop.example/a?x=1","httpVersion":"HTTP/1.1","cookies":[],"headers":[],"queryString":[],"headersSize":-1,"bodySize":0},
+  "response":{"status":200,"statusText":"OK","httpVersion":"HTTP/1.1","cookies":[],"headers":[],"content":{"size":2,"mimeType":"text/html","text":"hi"},"redirectURL":"","headersSize":-1,"bodySize":2},
+  "cache":{},"timings":{"send":0,"wait":1,"receive":0}}]}}`), 0o600)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"observe", ""}, `"" is not an http(s) URL`},
+		{[]string{"observe", "notaurl"}, `"notaurl" is not an http(s) URL`},
+		{[]string{"observe", "file:///etc/passwd"}, "is not an http(s) URL"},
+		{[]string{"observe", "--har", empty}, "holds no page to start on"},
+		{[]string{"observe", "--har", one, "http://shop.example/b"}, "has no entry for http://shop.example/b"},
+		{[]string{"observe", "--har", one, "http://shop.example/a"}, "has no entry for"},
+		{[]string{"observe", "--har", one, "notaurl"}, "has no entry for"},
+	} {
+		code, out, errs := runArgs(t, append(c.args, "--chrome", "/nonexistent/chrome")...)
+		if code != exitUsage || !strings.Contains(errs, c.want) || out != "" {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want 2 and %q", c.args, code, out, errs, c.want)
+		}
+	}
+	// The entry that is there passes the checks: what fails then is the
+	// browser that does not exist.
+	for _, args := range [][]string{
+		{"observe", "--har", one},
+		{"observe", "--har", one, "http://shop.example/a?x=1#top"},
+		{"observe", "--har", one, "--fuzzy", "http://shop.example/a"},
+	} {
+		if code, _, errs := runArgs(t, append(args, "--chrome", "/nonexistent/chrome")...); code != exitBrowser {
+			t.Errorf("%q: exit %d (%s), want the browser's failure", args, code, errs)
+		}
+	}
+}
