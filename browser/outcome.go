@@ -89,6 +89,11 @@ func (p *Page) settle(ctx context.Context, before pageState, navs, blocked int) 
 	}
 	_ = p.waitQuiet(ctx, 150*time.Millisecond, 2*time.Second)
 	after, _ := p.waitStable(ctx, 100*time.Millisecond, 2*time.Second)
+	if err := ctx.Err(); err != nil {
+		// Cut short, by the caller or a crash: what was read of the page
+		// says nothing of what the action did.
+		return Outcome{}, err
+	}
 
 	if err := p.blockedSince(ctx, blocked, after); err != nil {
 		return Outcome{}, err

@@ -347,12 +347,14 @@ func (p *Page) do(ctx context.Context, op, target string, timeout time.Duration,
 	if err == nil {
 		return nil
 	}
+	// A crash first: what fn made of it (a load or wait cut short) is not
+	// what happened.
+	if aerr := p.alive(op, target); aerr != nil {
+		return aerr
+	}
 	var be *Error
 	if errors.As(err, &be) {
 		return named(err, op, target)
-	}
-	if aerr := p.alive(op, target); aerr != nil {
-		return aerr
 	}
 	if ctx.Err() != nil {
 		return ctx.Err()

@@ -2,6 +2,7 @@ package browser
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -39,6 +40,11 @@ func Record(ctx context.Context, o Options, startURL string, steps []Step, dir s
 		o.Record.SetTitle(snap.Title)
 	}
 	p.drain(ctx, 5*time.Second)
+	// A crash at the end cuts what was being captured: the recording is
+	// not whole.
+	if err := p.alive("record", safeURL(startURL)); err != nil {
+		return rec, err
+	}
 	return rec, nil
 }
 
@@ -50,7 +56,9 @@ func (p *Page) Walk(ctx context.Context, startURL string, acts ...Action) ([]Out
 	if _, err := p.Navigate(ctx, startURL); err != nil {
 		return nil, err
 	}
-	_ = p.Wait(ctx, WaitNetworkQuiet, 10*time.Second)
+	if err := p.settleNetwork(ctx); err != nil {
+		return nil, err
+	}
 	var outs []Outcome
 	for i, a := range acts {
 		out, err := p.Do(ctx, a)
@@ -58,9 +66,20 @@ func (p *Page) Walk(ctx context.Context, startURL string, acts ...Action) ([]Out
 		if err != nil {
 			return outs, fmt.Errorf("step %d (%s): %w", i+1, a, err)
 		}
-		_ = p.Wait(ctx, WaitNetworkQuiet, 10*time.Second)
+		if err := p.settleNetwork(ctx); err != nil {
+			return outs, fmt.Errorf("step %d (%s): %w", i+1, a, err)
+		}
 	}
 	return outs, nil
+}
+
+// settleNetwork waits (bounded) for the network to go quiet. Not going
+// quiet is fine; the browser crashing meanwhile is not.
+func (p *Page) settleNetwork(ctx context.Context) error {
+	if err := p.Wait(ctx, WaitNetworkQuiet, 10*time.Second); errors.Is(err, ErrCrashed) {
+		return err
+	}
+	return nil
 }
 
 // drain waits for responses still being captured. A request the page

@@ -17,7 +17,8 @@ const (
 )
 
 // Wait waits for a condition, at most timeout (the action timeout when
-// zero). Not reaching it is an ErrTimeout.
+// zero). Not reaching it is an ErrTimeout; the browser crashing while it
+// waits is an ErrCrashed, as soon as the crash is seen.
 func (p *Page) Wait(ctx context.Context, what WaitFor, timeout time.Duration) error {
 	if timeout <= 0 {
 		timeout = p.opts.ActionTimeout
@@ -35,6 +36,9 @@ func (p *Page) Wait(ctx context.Context, what WaitFor, timeout time.Duration) er
 			return fail("", "", ErrNotFound, "unknown condition %q: want load, network or dom", what)
 		}
 		if !ok {
+			if err := ctx.Err(); err != nil {
+				return err // cut short: the caller, or the browser crashing
+			}
 			return fail("", "", ErrTimeout, "not reached within %s", timeout)
 		}
 		return nil
