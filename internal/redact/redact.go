@@ -170,7 +170,8 @@ func (n *Names) Query(s string) (string, bool) {
 }
 
 // JSON replaces the value of every secret-named key of a JSON document, at
-// any depth and inside arrays, with the Marker (a string), and reports
+// any depth, inside arrays and inside string values that are themselves
+// JSON documents, with the Marker (a string), and reports
 // whether it changed anything. A document that changes is written
 // compact, its keys in their order; one that does not, or is not JSON, is
 // returned as it is.
@@ -250,7 +251,17 @@ func (n *Names) value(dec *json.Decoder, out *bytes.Buffer) (bool, error) {
 		return changed, err
 	case json.Number:
 		out.WriteString(d.String())
-	default: // string, bool, nil
+	case string:
+		// A string that is itself a JSON document (a body posted inside
+		// another, a call's input in a message) is redacted too.
+		if r, changed := n.JSON([]byte(d)); changed {
+			b, _ := json.Marshal(string(r))
+			out.Write(b)
+			return true, nil
+		}
+		b, _ := json.Marshal(d)
+		out.Write(b)
+	default: // bool, nil
 		b, err := json.Marshal(d)
 		if err != nil {
 			return false, err

@@ -84,3 +84,11 @@ func FuzzJSON(f *testing.F) {
 		}
 	})
 }
+
+func TestJSONInsideAString(t *testing.T) {
+	in := `{"messages":[{"role":"user","content":"{\"page\":\"x\",\"form\":{\"password\":\"pw1\"}}"}],"max_tokens":5}`
+	want := `{"messages":[{"role":"user","content":"{\"page\":\"x\",\"form\":{\"password\":\"[redacted]\"}}"}],"max_tokens":5}`
+	if got := string(JSON([]byte(in))); got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+}
