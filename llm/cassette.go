@@ -54,8 +54,10 @@ func NewCassette(w io.Writer, secrets ...string) *Cassette {
 
 // LoadCassette reads a recorded cassette for replay; name is for errors.
 // Repeated identical requests get their recorded answers in order. A
-// request that held a secret was recorded with it replaced: it matches
-// only when secrets names it again.
+// request that held one of the recording's secrets was recorded with it
+// replaced: it matches when secrets names it again (Open passes the keys
+// its config's deployments name). Secret-named JSON keys match whatever
+// their value.
 func LoadCassette(r io.Reader, name string, secrets ...string) (*Cassette, error) {
 	c := NewCassette(nil, secrets...)
 	c.replay, c.byType = map[string][]Exchange{}, map[string][]json.RawMessage{}
@@ -96,8 +98,22 @@ func requestKey(body []byte) string {
 	return hex.EncodeToString(sum[:16])
 }
 
-// scrub replaces the secrets in b (a nil cassette has none).
+// scrub readies a request body for the cassette: the cassette's secrets
+// replaced wherever they are, and the values of secret-named JSON keys
+// (redact.IsSecretName) too. A request is recorded scrubbed and keyed by
+// its scrubbed body, and a live request is scrubbed the same way before
+// it is looked up, so a request that held a secret matches again.
 func (c *Cassette) scrub(b []byte) []byte {
+	b = c.scrubSecrets(b)
+	if r, changed := (*redact.Names)(nil).JSON(b); changed {
+		b = r
+	}
+	return b
+}
+
+// scrubSecrets replaces the cassette's secrets in b (a nil cassette has
+// none).
+func (c *Cassette) scrubSecrets(b []byte) []byte {
 	if c == nil {
 		return b
 	}
@@ -107,13 +123,14 @@ func (c *Cassette) scrub(b []byte) []byte {
 	return b
 }
 
-// record writes x, scrubbed.
+// record writes x, scrubbed: its request as scrub does, its response of
+// the cassette's secrets (a response's keys are the model's to name).
 func (c *Cassette) record(x Exchange) error {
 	if c == nil || c.w == nil {
 		return nil
 	}
 	x.Request = c.scrub(x.Request)
-	x.Response = c.scrub(x.Response)
+	x.Response = c.scrubSecrets(x.Response)
 	line, err := json.Marshal(x)
 	if err != nil {
 		return err
@@ -129,8 +146,11 @@ func (c *Cassette) record(x Exchange) error {
 var ErrReplayMismatch = errors.New("the cassette has no recorded answer for this request")
 
 // answer returns the next recorded exchange for the request, or an error
-// that shows how the request differs from the closest recorded one.
+// that shows how the request differs from the closest recorded one. It
+// scrubs body itself (scrubbing twice is scrubbing once), so neither the
+// key nor the error ever sees a secret.
 func (c *Cassette) answer(typ string, body []byte) (Exchange, error) {
+	body = c.scrub(body)
 	key := requestKey(body)
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -152,7 +172,7 @@ func (c *Cassette) answer(typ string, body []byte) (Exchange, error) {
 			best, bestN = strings.Join(first(diffs, 3), "; "), len(diffs)
 		}
 	}
-	return Exchange{}, fmt.Errorf("%w: the closest recorded %s request differs at %s", ErrReplayMismatch, typ, best)
+	return Exchange{}, fmt.Errorf("%w: the closest recorded %s request differs at %s", ErrReplayMismatch, typ, c.scrubSecrets([]byte(best)))
 }
 
 func decode(b []byte) any {
