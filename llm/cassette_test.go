@@ -87,3 +87,60 @@ func TestCassetteScrubsSecretNamedFields(t *testing.T) {
 		t.Errorf("mismatch: %v", err)
 	}
 }
+
+func TestAReplayWithNoKeyStillMatchesARequestThatHeldIt(t *testing.T) {
+	sc := newSimCaller(t, "heuristic", map[string]azuresim.Model{"heuristic": heuristic.Model{}})
+	var rec bytes.Buffer
+	sc.Cassette = NewCassette(&rec, sc.Dispatcher.Secrets()...)
+	leaky := inputs["yes-no"].(calltypes.CheckInput)
+	leaky.Page.Text += " key=" + testKey + "."
+	if _, _, err := sc.Call(context.Background(), "yes-no", leaky, CallOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// Replayed where the key is not known: the marker stands for the word.
+	cas, err := LoadCassette(bytes.NewReader(rec.Bytes()), "run.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	replayer := &Caller{Types: calltypes.Default(), Cassette: cas}
+	if _, _, err := replayer.Call(context.Background(), "yes-no", leaky, CallOptions{}); err != nil {
+		t.Fatalf("replay with no key: %v", err)
+	}
+	// Once is all it was recorded.
+	if _, _, err := replayer.Call(context.Background(), "yes-no", leaky, CallOptions{}); !errors.Is(err, ErrReplayMismatch) || !strings.Contains(err.Error(), "fewer times") {
+		t.Errorf("asked twice: %v", err)
+	}
+	// A miss says which field of the input differs, and shows no key.
+	changed := leaky
+	changed.Goal = "find road shoes"
+	_, _, err = replayer.Call(context.Background(), "yes-no", changed, CallOptions{})
+	if !errors.Is(err, ErrReplayMismatch) || !strings.Contains(err.Error(), "messages[1].content.goal") || strings.Contains(err.Error(), "0123456789") {
+		t.Errorf("mismatch: %v", err)
+	}
+	// The word is a word: text that differs more than that does not match.
+	other := leaky
+	other.Page.Text = strings.Replace(other.Page.Text, testKey, "two words", 1)
+	if _, _, err := replayer.Call(context.Background(), "yes-no", other, CallOptions{}); !errors.Is(err, ErrReplayMismatch) {
+		t.Errorf("a marker matched two words: %v", err)
+	}
+}
+
+func TestMasks(t *testing.T) {
+	m := "[redacted]"
+	for _, c := range []struct {
+		rec, live string
+		want      bool
+	}{
+		{"key=" + m + ".", "key=abc.", true},
+		{"key=" + m, "key=abc", true},
+		{m + " and " + m, "a and b", true},
+		{"key=" + m + ".", "key=.", false},
+		{"key=" + m + ".", "key=a b.", false},
+		{"key=" + m + ".", "kex=abc.", false},
+		{"key=" + m + ".", "key=abc!", false},
+	} {
+		if got := masks(c.rec, c.live); got != c.want {
+			t.Errorf("masks(%q, %q) = %v", c.rec, c.live, got)
+		}
+	}
+}
