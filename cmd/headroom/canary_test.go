@@ -182,6 +182,11 @@ func TestCanarySecretsReachNoOutput(t *testing.T) {
 	if code != exitOK {
 		t.Errorf("the replay of a call whose input held the key exited %d:\n%s\n%s", code, so, se)
 	}
+	code, so, se = runCmd(t, "call", "click-pick", "--input", in, "--replay", cas) // the embedded default: no key known
+	ran("call --replay, no key", code, so, se)
+	if code != exitOK {
+		t.Errorf("the replay, with no key known, of a call whose input held it exited %d:\n%s\n%s", code, so, se)
+	}
 	miss := writeFile(t, callDir, "miss.json", strings.Replace(mustRead(t, in), `"sign in"`, `"sign out, `+canaryKey+`"`, 1))
 	code, so, se = runCmd(t, "call", "click-pick", "--input", miss, "--config", cfg, "--replay", cas)
 	ran("call --replay miss", code, so, se)
