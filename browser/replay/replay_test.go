@@ -283,3 +283,25 @@ func TestRedactionOfBodiesHeadersAndParametersByName(t *testing.T) {
 		t.Errorf("Keep/Add body: %s", got)
 	}
 }
+
+func TestAnArchiveRecordedWithANameKeptStillMatches(t *testing.T) {
+	// Recorded with nothing redacted (a name kept, or an older list).
+	r := NewRecorder(time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC), &Redactor{}, "headroom", "test")
+	r.Add(Exchange{Seq: 1, Method: "POST", URL: "http://a.test/login?code=c1", Status: 200,
+		RequestHeaders: map[string]string{"Content-Type": "application/json"}, RequestBody: []byte(`{"user":"ann","password":"p1"}`), Body: []byte("in")})
+	var buf bytes.Buffer
+	if err := r.Archive().Write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	a, err := Decode("kept.har", buf.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := NewMatcher(a, Options{Redactor: DefaultRedactor()})
+	if _, ok := m.Match(Request{Method: "POST", URL: "http://a.test/login?code=c2", Headers: map[string]string{"Content-Type": "application/json"}, Body: []byte(`{"user":"ann","password":"p2"}`)}); !ok {
+		t.Error("a request did not match an entry recorded with its secrets in clear")
+	}
+	if _, ok := m.Match(Request{Method: "POST", URL: "http://a.test/login?code=c2", Headers: map[string]string{"Content-Type": "application/json"}, Body: []byte(`{"user":"bob","password":"p2"}`)}); ok {
+		t.Error("a request with another user matched")
+	}
+}
