@@ -92,3 +92,19 @@ func TestJSONInsideAString(t *testing.T) {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
 }
+
+// The names the HAR recorder redacted before this list are all on it.
+func TestTheRecordersOldNamesAreOnTheList(t *testing.T) {
+	for _, n := range []string{
+		"authorization", "proxy-authorization", "cookie", "set-cookie", "set-cookie2",
+		"api-key", "x-api-key", "ocp-apim-subscription-key", "x-auth-token",
+		"x-access-token", "x-csrf-token", "x-xsrf-token", "x-amz-security-token",
+		"x-goog-api-key", "private-token",
+		"api_key", "apikey", "access_token", "id_token", "refresh_token",
+		"client_secret", "password", "passwd", "pwd", "secret", "sig", "signature", "token",
+	} {
+		if !IsSecretName(n) || !Header(n) {
+			t.Errorf("%s is not secret", n)
+		}
+	}
+}
