@@ -290,6 +290,9 @@ func (w *walker) node(v *docView, i int) {
 		}
 	}
 	if val, ok := v.inputValue[i]; ok {
+		if tag == "input" && strings.EqualFold(attrs["type"], "password") && val != "" {
+			val = "••••" // a password is not hashed into the fingerprint either
+		}
 		w.hash.Write([]byte(" value=" + val))
 	}
 	if v.checked[i] {
@@ -426,6 +429,11 @@ func (w *walker) element(v *docView, i, li int, tag string, attrs map[string]str
 		if v.inputValue[i] != "" {
 			e.Value = "••••" // never show a password to a model
 		}
+		// Nor as a name: whatever an accessibility tree made of the value
+		// is dropped (the name comes from a label, aria or placeholder).
+		if e.Name != "" && (e.Name == norm(v.inputValue[i]) || e.Name == norm(attrs["value"])) {
+			e.Name = ""
+		}
 	case tag == "input" && !buttonLike(e.Type):
 		e.Value = v.inputValue[i]
 	}
@@ -451,7 +459,11 @@ func (w *walker) finish(e *Element, v *docView, i int, tag string, attrs map[str
 		e.Value = selected
 	}
 	if e.Name == "" {
-		for _, c := range []string{attrs["aria-label"], attrs["title"], attrs["alt"], attrs["placeholder"], inner, attrs["value"], attrs["name"]} {
+		value := attrs["value"]
+		if tag == "input" && e.Type == "password" {
+			value = "" // a password's value is a secret, never a name
+		}
+		for _, c := range []string{attrs["aria-label"], attrs["title"], attrs["alt"], attrs["placeholder"], inner, value, attrs["name"]} {
 			if c = strings.Join(strings.Fields(c), " "); c != "" {
 				e.Name = c
 				break
@@ -499,6 +511,9 @@ func formControl(tag string) bool {
 	}
 	return false
 }
+
+// norm collapses a string's white space as names are.
+func norm(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 func buttonLike(t string) bool {
 	switch t {

@@ -1,6 +1,8 @@
 package browser
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 )
@@ -149,4 +151,32 @@ func TestRenderKeepsToTheCap(t *testing.T) {
 	if !truncated || !strings.Contains(out, "[11] button \"Load reviews\"") || !strings.Contains(out, "more words of text") {
 		t.Errorf("with room for the elements, only text should be cut:\n%s", out)
 	}
+}
+
+func TestAPasswordIsNeverAName(t *testing.T) {
+	t.Parallel()
+	p := open(t, Options{})
+	ctx := ctxT(t)
+	page := `<form><input type=password value="canary-pw-7781"><input type=password id=p2 value="canary-pw-7782" placeholder="Your password"></form>`
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		_, _ = w.Write([]byte(page))
+	}))
+	defer srv.Close()
+	if _, err := p.Navigate(ctx, srv.URL+"/login"); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := p.Observe(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(snap.String(), "canary-pw") || strings.Contains(snap.Text, "canary-pw") {
+		t.Fatalf("a password reached the snapshot:\n%s", snap)
+	}
+	for _, e := range snap.Elements {
+		if e.Type == "password" && (strings.Contains(e.Name, "canary") || e.Value != "••••") {
+			t.Errorf("password field: %+v", e)
+		}
+	}
+	line(t, snap, `textbox "Your password"`, "type=password")
 }

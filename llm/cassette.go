@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -33,10 +32,10 @@ type Exchange struct {
 // network and no Azure.
 type Cassette struct {
 	mu      sync.Mutex
-	w       io.Writer                    // recording: where lines go
-	secrets []string                     // scrubbed from everything recorded
-	replay  map[string][]Exchange        // replaying: by key, in recorded order
-	byType  map[string][]json.RawMessage // replaying: requests, for mismatch reports
+	w       io.Writer             // recording: where lines go
+	secrets []string              // scrubbed from everything recorded
+	replay  map[string][]Exchange // replaying: by key, in recorded order
+	byType  map[string][]recorded // replaying: requests, for near matches and mismatch reports
 }
 
 // NewCassette records: it writes every exchange to w as a JSON line. Any of secrets
@@ -54,11 +53,14 @@ func NewCassette(w io.Writer, secrets ...string) *Cassette {
 
 // LoadCassette reads a recorded cassette for replay; name is for errors.
 // Repeated identical requests get their recorded answers in order. A
-// request that held a secret was recorded with it replaced: it matches
-// only when secrets names it again.
+// request that held one of the recording's secrets was recorded with it
+// replaced: it matches when secrets names it again (Open passes the keys
+// its config's deployments name), and else when the live request has one
+// word where the recording has the marker. Secret-named JSON keys match
+// whatever their value.
 func LoadCassette(r io.Reader, name string, secrets ...string) (*Cassette, error) {
 	c := NewCassette(nil, secrets...)
-	c.replay, c.byType = map[string][]Exchange{}, map[string][]json.RawMessage{}
+	c.replay, c.byType = map[string][]Exchange{}, map[string][]recorded{}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 1<<20), 64<<20)
 	for line := 1; sc.Scan(); line++ {
@@ -75,7 +77,7 @@ func LoadCassette(r io.Reader, name string, secrets ...string) (*Cassette, error
 			return nil, fmt.Errorf("%s:%d: a cassette line needs type, key and response", name, line)
 		}
 		c.replay[x.Key] = append(c.replay[x.Key], x)
-		c.byType[x.Type] = append(c.byType[x.Type], x.Request)
+		c.byType[x.Type] = append(c.byType[x.Type], recorded{x.Key, x.Request})
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
@@ -96,8 +98,22 @@ func requestKey(body []byte) string {
 	return hex.EncodeToString(sum[:16])
 }
 
-// scrub replaces the secrets in b (a nil cassette has none).
+// scrub readies a request body for the cassette: the cassette's secrets
+// replaced wherever they are, and the values of secret-named JSON keys
+// (redact.IsSecretName) too. A request is recorded scrubbed and keyed by
+// its scrubbed body, and a live request is scrubbed the same way before
+// it is looked up, so a request that held a secret matches again.
 func (c *Cassette) scrub(b []byte) []byte {
+	b = c.scrubSecrets(b)
+	if r, changed := (*redact.Names)(nil).JSON(b); changed {
+		b = r
+	}
+	return b
+}
+
+// scrubSecrets replaces the cassette's secrets in b (a nil cassette has
+// none).
+func (c *Cassette) scrubSecrets(b []byte) []byte {
 	if c == nil {
 		return b
 	}
@@ -107,13 +123,14 @@ func (c *Cassette) scrub(b []byte) []byte {
 	return b
 }
 
-// record writes x, scrubbed.
+// record writes x, scrubbed: its request as scrub does, its response of
+// the cassette's secrets (a response's keys are the model's to name).
 func (c *Cassette) record(x Exchange) error {
 	if c == nil || c.w == nil {
 		return nil
 	}
 	x.Request = c.scrub(x.Request)
-	x.Response = c.scrub(x.Response)
+	x.Response = c.scrubSecrets(x.Response)
 	line, err := json.Marshal(x)
 	if err != nil {
 		return err
@@ -129,8 +146,11 @@ func (c *Cassette) record(x Exchange) error {
 var ErrReplayMismatch = errors.New("the cassette has no recorded answer for this request")
 
 // answer returns the next recorded exchange for the request, or an error
-// that shows how the request differs from the closest recorded one.
+// that shows how the request differs from the closest recorded one. It
+// scrubs body itself (scrubbing twice is scrubbing once), so neither the
+// key nor the error ever sees a secret.
 func (c *Cassette) answer(typ string, body []byte) (Exchange, error) {
+	body = c.scrub(body)
 	key := requestKey(body)
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -138,21 +158,130 @@ func (c *Cassette) answer(typ string, body []byte) (Exchange, error) {
 		c.replay[key] = xs[1:]
 		return xs[0], nil
 	}
-	recorded := c.byType[typ]
-	if len(recorded) == 0 {
+	recs := c.byType[typ]
+	if len(recs) == 0 {
 		return Exchange{}, fmt.Errorf("%w: no %s call was recorded", ErrReplayMismatch, typ)
 	}
+	// No recorded request has these bytes. One may still be this request:
+	// the same JSON written otherwise, or one that held a secret this
+	// process does not know (a replay with no key): where the recording
+	// has the marker, the live request's word there is taken for the
+	// secret, and is not printed either.
+	live := decode(body)
 	best, bestN := "", -1
-	for _, r := range recorded {
-		diffs := jsonDiff("", decode(r), decode(body))
-		if slices.Equal(r, body) {
+	for _, r := range recs {
+		rv := decode(r.req)
+		diffs := jsonDiff("", rv, unmask(rv, live))
+		if len(diffs) == 0 {
+			if xs := c.replay[r.key]; len(xs) > 0 {
+				c.replay[r.key] = xs[1:]
+				return xs[0], nil
+			}
 			return Exchange{}, fmt.Errorf("%w: this %s request was recorded, but fewer times than it is now asked", ErrReplayMismatch, typ)
 		}
 		if bestN < 0 || len(diffs) < bestN {
 			best, bestN = strings.Join(first(diffs, 3), "; "), len(diffs)
 		}
 	}
-	return Exchange{}, fmt.Errorf("%w: the closest recorded %s request differs at %s", ErrReplayMismatch, typ, best)
+	return Exchange{}, fmt.Errorf("%w: the closest recorded %s request differs at %s", ErrReplayMismatch, typ, c.scrubSecrets([]byte(best)))
+}
+
+// recorded is a recorded request and its key.
+type recorded struct {
+	key string
+	req json.RawMessage
+}
+
+// unmask returns live with every string that matches rec's but for
+// secrets rec has as the marker taken as rec's, at any depth and inside
+// strings that are JSON documents.
+func unmask(rec, live any) any {
+	switch r := rec.(type) {
+	case map[string]any:
+		l, ok := live.(map[string]any)
+		if !ok {
+			return live
+		}
+		out := make(map[string]any, len(l))
+		for k, v := range l {
+			out[k] = unmask(r[k], v)
+		}
+		return out
+	case []any:
+		l, ok := live.([]any)
+		if !ok {
+			return live
+		}
+		out := make([]any, len(l))
+		for i, v := range l {
+			var ri any
+			if i < len(r) {
+				ri = r[i]
+			}
+			out[i] = unmask(ri, v)
+		}
+		return out
+	case string:
+		l, ok := live.(string)
+		if !ok || !strings.Contains(r, redact.Marker) {
+			return live
+		}
+		if masks(r, l) {
+			return r
+		}
+		dr, dl := jsonDoc(r), jsonDoc(l)
+		if dr == nil || dl == nil {
+			return live
+		}
+		b, err := json.Marshal(unmask(dr, dl))
+		if err != nil {
+			return live
+		}
+		return string(b)
+	}
+	return live
+}
+
+// masks reports whether live is rec with each marker standing for one
+// word (no space, quote or backslash).
+func masks(rec, live string) bool {
+	parts := strings.Split(rec, redact.Marker)
+	s, ok := strings.CutPrefix(live, parts[0])
+	if !ok {
+		return false
+	}
+	for i, p := range parts[1:] {
+		var gap string
+		if i == len(parts)-2 { // the last part ends live
+			if !strings.HasSuffix(s, p) || len(s) == len(p) {
+				return false
+			}
+			gap, s = s[:len(s)-len(p)], ""
+		} else {
+			j := strings.Index(s, p)
+			if p == "" || j <= 0 {
+				return false
+			}
+			gap, s = s[:j], s[j+len(p):]
+		}
+		if strings.ContainsAny(gap, " \t\r\n\"\\") {
+			return false
+		}
+	}
+	return true
+}
+
+// jsonDoc decodes a string that is a JSON object or array, else nil.
+func jsonDoc(s string) any {
+	t := strings.TrimSpace(s)
+	if t == "" || (t[0] != '{' && t[0] != '[') {
+		return nil
+	}
+	var v any
+	if json.Unmarshal([]byte(t), &v) != nil {
+		return nil
+	}
+	return v
 }
 
 func decode(b []byte) any {
@@ -205,6 +334,14 @@ func jsonDiff(path string, a, b any) []string {
 			out = append(out, jsonDiff(fmt.Sprintf("%s[%d]", path, i), ai, bi)...)
 		}
 		return out
+	}
+	if sa, ok := a.(string); ok {
+		if sb, ok := b.(string); ok && sa != sb {
+			// A call's input travels as JSON text: say where in it.
+			if da, db := jsonDoc(sa), jsonDoc(sb); da != nil && db != nil {
+				return jsonDiff(path, da, db)
+			}
+		}
 	}
 	ja, _ := json.Marshal(a)
 	jb, _ := json.Marshal(b)

@@ -49,7 +49,7 @@ func Open(ctx context.Context, f *config.File, o Options) (*Caller, error) {
 		return nil, err
 	}
 	if o.Replay != "" {
-		if err := c.replayFrom(o.Replay); err != nil {
+		if err := c.replayFrom(o.Replay, keys(f, o.Dispatcher.Getenv)); err != nil {
 			return nil, err
 		}
 		return c, nil
@@ -77,15 +77,34 @@ func Open(ctx context.Context, f *config.File, o Options) (*Caller, error) {
 	return c, nil
 }
 
-// replayFrom answers the caller's calls from a cassette file.
-func (c *Caller) replayFrom(path string) error {
+// replayFrom answers the caller's calls from a cassette file; secrets are
+// scrubbed from live requests as they were from the recorded ones.
+func (c *Caller) replayFrom(path string, secrets []string) error {
 	fh, err := os.Open(path)
 	if err != nil {
 		return fmt.Errorf("llm: replay: %w", err)
 	}
 	defer fh.Close()
-	c.Cassette, err = LoadCassette(fh, path)
+	c.Cassette, err = LoadCassette(fh, path, secrets...)
 	return err
+}
+
+// keys reads the keys the config's deployments name, as the dispatcher
+// would, for a replay to scrub: a request that held one was recorded with
+// it replaced. Unset variables are skipped (a replay needs no key).
+func keys(f *config.File, getenv func(string) string) []string {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	var out []string
+	for _, d := range f.Budget.Deployments {
+		if d.Auth.APIKeyEnv != "" {
+			if k := getenv(d.Auth.APIKeyEnv); k != "" {
+				out = append(out, k)
+			}
+		}
+	}
+	return out
 }
 
 // recordTo appends the caller's exchanges to a cassette file, scrubbed of

@@ -68,9 +68,12 @@ func NewMatcher(a *Archive, opts Options) *Matcher {
 	m := &Matcher{opts: opts, byKey: map[string][]int{}, byPath: map[string][]int{}, log: a.Log, at: a.Recorded()}
 	m.served = make([]int, len(a.Log.Entries))
 	for i, e := range a.Log.Entries {
-		k := key(e.Request.Method, e.Request.URL)
+		// Redacted as a live request is: an archive recorded with a name
+		// kept, or before a name joined the list, still matches.
+		u := opts.Redactor.URL(e.Request.URL)
+		k := key(e.Request.Method, u)
 		m.byKey[k] = append(m.byKey[k], i)
-		if p, ok := pathKey(e.Request.Method, e.Request.URL); ok {
+		if p, ok := pathKey(e.Request.Method, u); ok {
 			m.byPath[p] = append(m.byPath[p], i)
 		}
 	}
@@ -119,7 +122,7 @@ func (m *Matcher) pick(cands []int, r Request) (int, bool) {
 	if hasBody(r.Method) {
 		var same []int
 		for _, i := range cands {
-			if bodiesEqual(m.log.Entries[i], r) {
+			if bodiesEqual(m.opts.Redactor, m.log.Entries[i], r) {
 				same = append(same, i)
 			}
 		}
@@ -166,7 +169,7 @@ func (m *Matcher) fuzzy(method, u string, r Request) (int, bool) {
 	}
 	var ss []scored
 	for _, i := range cands {
-		ss = append(ss, scored{i, queryOverlap(q, queryOf(m.log.Entries[i].Request.URL))})
+		ss = append(ss, scored{i, queryOverlap(q, queryOf(m.opts.Redactor.URL(m.log.Entries[i].Request.URL)))})
 	}
 	sort.SliceStable(ss, func(a, b int) bool { return ss[a].s > ss[b].s })
 	top := ss[0].s
@@ -224,11 +227,11 @@ func hasBody(method string) bool {
 	return false
 }
 
-func bodiesEqual(e *har.Entry, r Request) bool {
+func bodiesEqual(red *Redactor, e *har.Entry, r Request) bool {
 	var rec []byte
 	var mimeType string
 	if pd := e.Request.PostData; pd != nil {
-		rec, mimeType = []byte(pd.Text), pd.MimeType
+		rec, mimeType = red.Body(pd.MimeType, []byte(pd.Text)), pd.MimeType
 	}
 	if bytes.Equal(rec, r.Body) {
 		return true

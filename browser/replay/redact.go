@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"mime"
 	"net/url"
 	"strings"
 
@@ -12,63 +13,57 @@ import (
 // Redacted replaces every secret value the recorder writes.
 const Redacted = redact.Marker
 
-// Redactor decides which header values and query parameters are secret.
-// The zero value redacts nothing; DefaultRedactor is what record uses.
+// Redactor decides which header values, query parameters and request
+// body fields are secret, by name: the list of internal/redact, with the
+// names Add and Keep change. The zero value redacts nothing;
+// DefaultRedactor is what record uses.
 type Redactor struct {
-	Headers map[string]bool // lower-case header names
-	Params  map[string]bool // lower-case query parameter names
+	names *redact.Names
 }
 
-// DefaultRedactor redacts credentials and session cookies: Authorization,
-// Cookie, Set-Cookie, api-key and the usual token headers, and query
-// parameters that carry keys or tokens.
-func DefaultRedactor() *Redactor {
-	r := &Redactor{Headers: map[string]bool{}, Params: map[string]bool{}}
-	for _, h := range []string{
-		"authorization", "proxy-authorization", "cookie", "set-cookie", "set-cookie2",
-		"api-key", "x-api-key", "ocp-apim-subscription-key", "x-auth-token",
-		"x-access-token", "x-csrf-token", "x-xsrf-token", "x-amz-security-token",
-		"x-goog-api-key", "private-token",
-	} {
-		r.Headers[h] = true
+// DefaultRedactor redacts by the documented list of secret names
+// (redact.IsSecretName): credentials, session cookies, Authorization and
+// the usual key and token headers, query parameters and form, multipart
+// and JSON body fields named like password, api_key or refresh_token.
+func DefaultRedactor() *Redactor { return &Redactor{names: &redact.Names{}} }
+
+// Keep stops redacting a name, as a header, a parameter or a body field
+// (for a recording that needs it).
+func (r *Redactor) Keep(name string) {
+	if r.names == nil {
+		r.names = &redact.Names{}
 	}
-	for _, p := range []string{
-		"api-key", "api_key", "apikey", "access_token", "id_token", "refresh_token",
-		"client_secret", "password", "passwd", "pwd", "secret", "sig", "signature", "token",
-	} {
-		r.Params[p] = true
-	}
-	return r
+	r.names.Keep(name)
 }
 
-// Keep stops redacting a header (for a recording that needs it).
-func (r *Redactor) Keep(header string) { delete(r.Headers, strings.ToLower(header)) }
-
-// Add redacts one more header.
-func (r *Redactor) Add(header string) {
-	if r.Headers == nil {
-		r.Headers = map[string]bool{}
+// Add redacts one more name, as a header, a parameter or a body field.
+func (r *Redactor) Add(name string) {
+	if r.names == nil {
+		r.names = &redact.Names{}
 	}
-	r.Headers[strings.ToLower(header)] = true
+	r.names.Add(name)
+}
+
+// secret reports whether a name's value is to be redacted.
+func (r *Redactor) secret(name string) bool {
+	return r != nil && r.names != nil && r.names.Secret(name)
 }
 
 // Header reports whether a header's value is secret.
-func (r *Redactor) Header(name string) bool {
-	return r != nil && r.Headers[strings.ToLower(name)]
-}
+func (r *Redactor) Header(name string) bool { return r.secret(name) }
 
 // URL returns u with secret query values replaced. Replay applies the same
 // function to the browser's request before matching, so a redacted URL
 // still matches.
 func (r *Redactor) URL(u string) string {
-	if r == nil || len(r.Params) == 0 || !strings.Contains(u, "?") {
+	if r == nil || r.names == nil || !strings.Contains(u, "?") {
 		return u
 	}
 	pu, err := url.Parse(u)
 	if err != nil || pu.RawQuery == "" {
 		return u
 	}
-	q, changed := r.form(pu.RawQuery)
+	q, changed := r.names.Query(pu.RawQuery)
 	if !changed {
 		return u
 	}
@@ -76,41 +71,38 @@ func (r *Redactor) URL(u string) string {
 	return pu.String()
 }
 
-// Body returns a form-encoded request body with secret fields (password,
-// token, ...) replaced; other bodies are returned as they are. Replay
+// Body returns a request body with its secret fields (password, token,
+// ...) replaced: form-encoded and multipart/form-data fields, and JSON
+// keys at any depth whatever the content type says (page scripts often
+// post JSON as text/plain). Other bodies are returned as they are. Replay
 // applies it to the browser's body before matching, as with URLs.
 func (r *Redactor) Body(contentType string, body []byte) []byte {
-	if r == nil || len(r.Params) == 0 || len(body) == 0 ||
-		!strings.HasPrefix(strings.ToLower(strings.TrimSpace(contentType)), "application/x-www-form-urlencoded") {
+	if r == nil || r.names == nil || len(body) == 0 {
 		return body
 	}
-	if b, changed := r.form(string(body)); changed {
-		return []byte(b)
+	mt, params, err := mime.ParseMediaType(contentType)
+	if err != nil {
+		mt = strings.ToLower(strings.TrimSpace(contentType))
+	}
+	switch {
+	case mt == "application/x-www-form-urlencoded":
+		if b, changed := r.names.Query(string(body)); changed {
+			return []byte(b)
+		}
+	case mt == "multipart/form-data":
+		if b, changed := r.names.Multipart(params["boundary"], body); changed {
+			return b
+		}
+	default:
+		if b, changed := r.names.JSON(body); changed {
+			return b
+		}
 	}
 	return body
 }
 
-// form redacts the secret values of a name=value&... string, keeping
-// everything else byte for byte.
-func (r *Redactor) form(s string) (string, bool) {
-	parts := strings.Split(s, "&")
-	changed := false
-	for i, kv := range parts {
-		k, _, found := strings.Cut(kv, "=")
-		name, err := url.QueryUnescape(k)
-		if err != nil {
-			name = k
-		}
-		if found && r.Params[strings.ToLower(name)] {
-			parts[i] = k + "=" + url.QueryEscape(Redacted)
-			changed = true
-		}
-	}
-	return strings.Join(parts, "&"), changed
-}
-
-// Entry redacts an entry in place: headers, cookies and the URL's secret
-// parameters.
+// Entry redacts an entry in place: headers, cookies, the URL's secret
+// parameters and the request body's secret fields.
 func (r *Redactor) Entry(e *har.Entry) {
 	if r == nil || e == nil {
 		return
@@ -119,7 +111,7 @@ func (r *Redactor) Entry(e *har.Entry) {
 		q.URL = r.URL(q.URL)
 		r.pairs(q.Headers)
 		for _, p := range q.QueryString {
-			if p != nil && r.Params[strings.ToLower(p.Name)] {
+			if p != nil && r.secret(p.Name) {
 				p.Value = Redacted
 			}
 		}
@@ -129,7 +121,7 @@ func (r *Redactor) Entry(e *har.Entry) {
 		if pd := q.PostData; pd != nil {
 			pd.Text = string(r.Body(pd.MimeType, []byte(pd.Text)))
 			for _, p := range pd.Params {
-				if p != nil && r.Params[strings.ToLower(p.Name)] {
+				if p != nil && r.secret(p.Name) {
 					p.Value = Redacted
 				}
 			}

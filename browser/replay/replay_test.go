@@ -233,3 +233,75 @@ func TestFormSecretsRedactedAndStillMatched(t *testing.T) {
 		t.Errorf("redirectURL = %q", got)
 	}
 }
+
+func TestRedactionOfBodiesHeadersAndParametersByName(t *testing.T) {
+	jsonBody := func(pw string) []byte {
+		return []byte(`{"user":"ann","password":"` + pw + `1","api_key":"` + pw + `2","credentials":{"password":"` + pw + `3"},` +
+			`"refresh_token":"` + pw + `4","secret":"` + pw + `5","apiKey":"` + pw + `6","items":[{"token":"` + pw + `7"}]}`)
+	}
+	multipart := func(boundary, pw string) []byte {
+		return []byte("--" + boundary + "\r\nContent-Disposition: form-data; name=\"user\"\r\n\r\nann\r\n" +
+			"--" + boundary + "\r\nContent-Disposition: form-data; name=\"password\"\r\n\r\n" + pw + "8\r\n--" + boundary + "--\r\n")
+	}
+	headers := func(pw, ct string) map[string]string {
+		return map[string]string{"Authentication": pw + "9", "X-Session-Token": pw + "10", "Accept": "*/*", "Content-Type": ct}
+	}
+	a := recorded(t,
+		Exchange{Method: "POST", URL: "http://a.test/login?code=SECRETc&session_id=SECRETs&auth=SECRETa&q=1", Status: 200,
+			RequestHeaders: headers("SECRET", "text/plain;charset=UTF-8"), RequestBody: jsonBody("SECRET"), Body: []byte("json")},
+		Exchange{Method: "POST", URL: "http://a.test/upload", Status: 200,
+			RequestHeaders: headers("SECRET", "multipart/form-data; boundary=BOUNDARYA"), RequestBody: multipart("BOUNDARYA", "SECRET"), Body: []byte("multi")},
+	)
+	var buf bytes.Buffer
+	_ = a.Write(&buf)
+	if strings.Contains(buf.String(), "SECRET") {
+		t.Errorf("a secret survived redaction:\n%s", buf.String())
+	}
+	for _, s := range []string{`\"user\":\"ann\"`, "*/*", "q=1", "name=\\\"user\\\"\\r\\n\\r\\nann"} {
+		if !strings.Contains(buf.String(), s) {
+			t.Errorf("%s was redacted or lost:\n%s", s, buf.String())
+		}
+	}
+	// The browser asks again with other secrets: both requests still match.
+	m := NewMatcher(a, Options{Redactor: DefaultRedactor()})
+	if mt, ok := m.Match(Request{Method: "POST", URL: "http://a.test/login?code=OTHERc&session_id=OTHERs&auth=OTHERa&q=1",
+		Headers: headers("OTHER", "text/plain;charset=UTF-8"), Body: jsonBody("OTHER")}); !ok || string(mt.Entry.Response.Content.Text) != "json" {
+		t.Error("a JSON request with redacted fields did not match")
+	}
+	if mt, ok := m.Match(Request{Method: "POST", URL: "http://a.test/upload",
+		Headers: headers("OTHER", "multipart/form-data; boundary=BOUNDARYB"), Body: multipart("BOUNDARYB", "OTHER")}); !ok || string(mt.Entry.Response.Content.Text) != "multi" {
+		t.Error("a multipart request with a redacted field did not match")
+	}
+	// A field kept out of the list is recorded; one added is redacted.
+	r := DefaultRedactor()
+	r.Keep("code")
+	r.Add("X-Tenant")
+	if got := r.URL("http://a.test/?code=c1&x_tenant=t1"); got != "http://a.test/?code=c1&x_tenant=%5Bredacted%5D" {
+		t.Errorf("Keep/Add: %s", got)
+	}
+	if got := string(r.Body("application/json", []byte(`{"xTenant":"t","code":"c"}`))); got != `{"xTenant":"[redacted]","code":"c"}` {
+		t.Errorf("Keep/Add body: %s", got)
+	}
+}
+
+func TestAnArchiveRecordedWithANameKeptStillMatches(t *testing.T) {
+	// Recorded with nothing redacted (a name kept, or an older list).
+	r := NewRecorder(time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC), &Redactor{}, "headroom", "test")
+	r.Add(Exchange{Seq: 1, Method: "POST", URL: "http://a.test/login?code=c1", Status: 200,
+		RequestHeaders: map[string]string{"Content-Type": "application/json"}, RequestBody: []byte(`{"user":"ann","password":"p1"}`), Body: []byte("in")})
+	var buf bytes.Buffer
+	if err := r.Archive().Write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	a, err := Decode("kept.har", buf.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := NewMatcher(a, Options{Redactor: DefaultRedactor()})
+	if _, ok := m.Match(Request{Method: "POST", URL: "http://a.test/login?code=c2", Headers: map[string]string{"Content-Type": "application/json"}, Body: []byte(`{"user":"ann","password":"p2"}`)}); !ok {
+		t.Error("a request did not match an entry recorded with its secrets in clear")
+	}
+	if _, ok := m.Match(Request{Method: "POST", URL: "http://a.test/login?code=c2", Headers: map[string]string{"Content-Type": "application/json"}, Body: []byte(`{"user":"bob","password":"p2"}`)}); ok {
+		t.Error("a request with another user matched")
+	}
+}

@@ -18,8 +18,10 @@ func runRecord(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	fs := newFlagSet("record", "URL", stderr)
 	out := fs.String("out", "", "HAR `file` to write (required)")
 	var keep, redact listFlag
-	fs.Var(&keep, "keep-header", "record this `header` as it is, though it is redacted by default; repeat for more")
-	fs.Var(&redact, "redact-header", "redact this `header` too; repeat for more")
+	fs.Var(&keep, "keep-name", "record this header, query parameter or body field `name` as it is, though it is redacted by default; repeat for more")
+	fs.Var(&redact, "redact-name", "redact this header, query parameter or body field `name` too; repeat for more")
+	fs.Var(&keep, "keep-header", "the same as --keep-name")
+	fs.Var(&redact, "redact-header", "the same as --redact-name")
 	shots := fs.String("screenshots", "", "save a PNG after every step in this `directory`")
 	asJSON := fs.Bool("json", false, "print the summary as JSON")
 	var bf browserFlags
