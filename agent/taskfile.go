@@ -20,6 +20,7 @@ import (
 
 	"github.com/headroom-agent/headroom/browser"
 	"github.com/headroom-agent/headroom/calltypes"
+	"github.com/headroom-agent/headroom/internal/safefile"
 	"github.com/headroom-agent/headroom/internal/yamlconf"
 )
 
@@ -215,11 +216,15 @@ func stand(s browser.Step) browser.Step {
 		}
 		return "x"
 	}
+	shot := x(s.Screenshot)
+	if shot != "" && safefile.CheckName(s.Screenshot) != nil {
+		shot = "../x" // refused as the original is, without its length
+	}
 	return browser.Step{
 		Click: x(s.Click), Type: x(s.Type), Text: x(s.Text), Submit: s.Submit,
 		Select: x(s.Select), Option: x(s.Option), Navigate: x(s.Navigate),
 		Scroll: x(s.Scroll), Press: cut(s.Press), Back: s.Back, Wait: cut(s.Wait),
-		Screenshot: x(s.Screenshot), Expect: x(s.Expect),
+		Screenshot: shot, Expect: x(s.Expect),
 	}
 }
 

@@ -358,3 +358,11 @@ func FuzzParseTask(f *testing.F) {
 		}
 	})
 }
+
+func TestParseTaskConfinesScreenshots(t *testing.T) {
+	src := "name: n\nstart_url: https://example.com/\ngoal: g\nsteps:\n  - click: a\n  - screenshot: ../x.png\n"
+	_, err := ParseTask("t.yaml", []byte(src))
+	if err == nil || !strings.HasPrefix(err.Error(), "t.yaml:6: steps[1].screenshot: ") {
+		t.Errorf("ParseTask = %v", err)
+	}
+}
