@@ -16,12 +16,11 @@ import (
 
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
-	"github.com/goccy/go-yaml/lexer"
 	"github.com/goccy/go-yaml/parser"
-	"github.com/goccy/go-yaml/token"
 
 	"github.com/headroom-agent/headroom/browser"
 	"github.com/headroom-agent/headroom/calltypes"
+	"github.com/headroom-agent/headroom/internal/safefile"
 	"github.com/headroom-agent/headroom/internal/yamlconf"
 )
 
@@ -29,10 +28,6 @@ const (
 	// maxTaskFile bounds what LoadTask reads: a task is a page of YAML,
 	// and anything larger is a mistake (or /dev/zero).
 	maxTaskFile = 1 << 20
-	// maxNesting bounds how deep a task file nests. A task is two or three
-	// levels deep; the YAML parser's time grows with the square of the
-	// depth, so deeper input is refused before it is parsed.
-	maxNesting = 100
 	// maxTaskSteps bounds max_steps.
 	maxTaskSteps = 1000
 )
@@ -50,13 +45,10 @@ func LoadTask(path string) (*Task, error) {
 // ParseTask decodes and checks a task held in memory. file names it in
 // messages and is where relative replay and cassette paths start from.
 func ParseTask(file string, data []byte) (*Task, error) {
-	if err := checkNesting(file, data); err != nil {
-		return nil, err
-	}
 	var t Task
 	doc, err := yamlconf.Decode(file, data, &t)
 	if err != nil {
-		return nil, nameField(data, err)
+		return nil, nameField(err)
 	}
 	if err := t.check(doc, data); err != nil {
 		return nil, err
@@ -224,11 +216,15 @@ func stand(s browser.Step) browser.Step {
 		}
 		return "x"
 	}
+	shot := x(s.Screenshot)
+	if shot != "" && safefile.CheckName(s.Screenshot) != nil {
+		shot = "../x" // refused as the original is, without its length
+	}
 	return browser.Step{
 		Click: x(s.Click), Type: x(s.Type), Text: x(s.Text), Submit: s.Submit,
 		Select: x(s.Select), Option: x(s.Option), Navigate: x(s.Navigate),
 		Scroll: x(s.Scroll), Press: cut(s.Press), Back: s.Back, Wait: cut(s.Wait),
-		Screenshot: x(s.Screenshot), Expect: x(s.Expect),
+		Screenshot: shot, Expect: x(s.Expect),
 	}
 }
 
@@ -269,54 +265,14 @@ func yamlName(f reflect.StructField) string {
 	return name
 }
 
-// yamlFields lists the keys a struct accepts, inline structs included.
-func yamlFields(t reflect.Type) []string {
-	var names []string
-	for i := 0; i < t.NumField(); i++ {
-		f := t.Field(i)
-		tag := f.Tag.Get("yaml")
-		switch {
-		case tag == "-" || !f.IsExported():
-		case strings.Contains(tag, ",inline"):
-			names = append(names, yamlFields(f.Type)...)
-		default:
-			names = append(names, yamlName(f))
-		}
-	}
-	return names
-}
-
-// nameField adds the field to a decoding error that has only a line
-// (unknown fields, values of the wrong type), finding it in the file.
-func nameField(data []byte, err error) error {
+// nameField names an unknown field by its path and lists what the
+// struct it is written in accepts.
+func nameField(err error) error {
 	var e *yamlconf.Error
-	if !errors.As(err, &e) || e.Line == 0 || e.Field != "" {
+	if !errors.As(err, &e) || e.Unknown == "" {
 		return err
 	}
-	f := parseFile(data)
-	if f == nil || len(f.Docs) == 0 {
-		return err
-	}
-	field := fieldAt(f.Docs[0].Body, "", e.Line, 0)
-	if field == "" {
-		return err
-	}
-	msg := e.Msg
-	if strings.HasPrefix(msg, "unknown field ") {
-		var in reflect.Type
-		switch parent := field[:max(strings.LastIndexAny(field, ".["), 0)]; {
-		case !strings.ContainsAny(field, ".["):
-			in = reflect.TypeOf(Task{})
-		case parent == "success":
-			in = reflect.TypeOf(Success{})
-		case strings.HasPrefix(parent, "steps[") && !strings.ContainsAny(parent[len("steps["):], ".["):
-			in = reflect.TypeOf(TaskStep{})
-		}
-		if in != nil {
-			msg = "unknown field: use " + strings.Join(yamlFields(in), ", ")
-		}
-	}
-	return &yamlconf.Error{File: e.File, Line: e.Line, Field: field, Msg: msg}
+	return &yamlconf.Error{File: e.File, Line: e.Line, Field: e.Unknown, Msg: "unknown field: use " + strings.Join(e.Accepts, ", ")}
 }
 
 // parseFile parses data for finding things in it, or returns nil.
@@ -333,90 +289,6 @@ func parseFile(data []byte) (f *ast.File) {
 	return f
 }
 
-// fieldAt is the path (such as steps[2].txet) of the deepest key or item
-// under n that holds line, or path when that cannot be told (several
-// items written on that line).
-func fieldAt(n ast.Node, path string, line, depth int) string {
-	if depth > maxNesting {
-		return path
-	}
-	switch v := n.(type) {
-	case *ast.TagNode:
-		return fieldAt(v.Value, path, line, depth+1)
-	case *ast.AnchorNode:
-		return fieldAt(v.Value, path, line, depth+1)
-	case *ast.MappingValueNode:
-		return fieldAt(&ast.MappingNode{Values: []*ast.MappingValueNode{v}}, path, line, depth)
-	case *ast.MappingNode:
-		best, bestLine, tie := -1, 0, false
-		for i, mv := range v.Values {
-			l := nodeLine(mv.Key)
-			switch {
-			case l == 0 || l > line:
-			case l == bestLine:
-				tie = true
-			default:
-				best, bestLine, tie = i, l, false
-			}
-		}
-		if best < 0 || tie {
-			return path
-		}
-		key, ok := plainKeyOf(v.Values[best])
-		if !ok {
-			return path
-		}
-		if path != "" {
-			key = path + "." + key
-		}
-		return fieldAt(v.Values[best].Value, key, line, depth+1)
-	case *ast.SequenceNode:
-		best, bestLine, tie := -1, 0, false
-		for i, item := range v.Values {
-			l := nodeLine(item)
-			switch {
-			case l == 0 || l > line:
-			case l == bestLine:
-				tie = true
-			default:
-				best, bestLine, tie = i, l, false
-			}
-		}
-		if best < 0 || tie {
-			return path
-		}
-		return fieldAt(v.Values[best], fmt.Sprintf("%s[%d]", path, best), line, depth+1)
-	}
-	return path
-}
-
-var plainKey = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
-
-func plainKeyOf(mv *ast.MappingValueNode) (string, bool) {
-	k, ok := mv.Key.(*ast.StringNode)
-	if !ok || !plainKey.MatchString(k.Value) {
-		return "", false
-	}
-	return k.Value, true
-}
-
-// nodeLine is the line a node starts on, or 0.
-func nodeLine(n ast.Node) int {
-	if m, ok := n.(*ast.MappingNode); ok && !m.IsFlowStyle && len(m.Values) > 0 {
-		return nodeLine(m.Values[0].Key)
-	}
-	if mv, ok := n.(*ast.MappingValueNode); ok {
-		return nodeLine(mv.Key)
-	}
-	if n == nil {
-		return 0
-	}
-	if tk := n.GetToken(); tk != nil && tk.Position != nil {
-		return tk.Position.Line
-	}
-	return 0
-}
-
 // hasKey says whether the mapping at path (such as steps[2]) writes key,
 // even with no value.
 func hasKey(data []byte, path, key string) bool {
@@ -430,62 +302,6 @@ func hasKey(data []byte, path, key string) bool {
 	}
 	n, err := p.FilterFile(f)
 	return err == nil && n != nil
-}
-
-// checkNesting refuses input nested deeper than maxNesting, from the
-// tokens alone (linear in the input), before the parser sees it. Block
-// depth is counted by indentation: a key or item deeper than the one
-// before it opens a level.
-func checkNesting(file string, data []byte) (err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = &yamlconf.Error{File: file, Msg: fmt.Sprintf("the YAML scanner failed on this file (%v)", p)}
-		}
-	}()
-	type level struct {
-		col int
-		key bool
-	}
-	var (
-		flow  int
-		block []level
-		prev  *token.Token
-	)
-	for _, tk := range lexer.Tokenize(string(data)) {
-		switch tk.Type {
-		case token.SequenceStartType, token.MappingStartType:
-			flow++
-		case token.SequenceEndType, token.MappingEndType:
-			flow = max(flow-1, 0)
-		case token.SequenceEntryType, token.MappingValueType:
-			if flow > 0 {
-				break
-			}
-			l := level{col: tk.Position.Column, key: tk.Type == token.MappingValueType}
-			if l.key && prev != nil && prev.Position != nil {
-				l.col = prev.Position.Column
-			}
-			// A key or item at a column closes what is deeper; at the same
-			// column, only a list under a key stays open.
-			for len(block) > 0 {
-				top := block[len(block)-1]
-				if top.col < l.col || top.col == l.col && top.key && !l.key {
-					break
-				}
-				block = block[:len(block)-1]
-			}
-			block = append(block, l)
-		}
-		if flow+len(block) > maxNesting {
-			line := 0
-			if tk.Position != nil {
-				line = tk.Position.Line
-			}
-			return &yamlconf.Error{File: file, Line: line, Msg: fmt.Sprintf("nested more than %d levels deep: a task file is a few levels of fields and lists", maxNesting)}
-		}
-		prev = tk
-	}
-	return nil
 }
 
 // String is the duration as Go writes it, such as 1m30s.

@@ -139,7 +139,7 @@ func TestParseTaskErrorsNameFileLineAndField(t *testing.T) {
 		{"unknown top-level field", head + "bogus: 1\n", "t.yaml:4: bogus: unknown field: use name, start_url"},
 		{"unknown field in a step", head + "steps:\n  - click: a\n  - click: b\n    txet: c\n", "t.yaml:7: steps[1].txet: unknown field: use click, type"},
 		{"unknown field in success", head + "success:\n  txt: a\n", "t.yaml:5: success.txt: unknown field: use text, url"},
-		{"unknown field in a flow step", head + "steps: [{click: a, txet: b}]\n", "t.yaml:4: steps[0]: unknown field"},
+		{"unknown field in a flow step", head + "steps: [{click: a, txet: b}]\n", "t.yaml:4: steps[0].txet: unknown field"},
 		{"wrong type", head + "max_steps: lots\n", "t.yaml:4: max_steps: cannot unmarshal"},
 		{"wrong type in a step", head + "steps:\n  - type: a\n    submit: maybe\n", "t.yaml:6: steps[0].submit: cannot unmarshal"},
 		{"duplicate key", head + "goal: h\n", `t.yaml:4: mapping key "goal" already defined`},
@@ -357,4 +357,12 @@ func FuzzParseTask(f *testing.F) {
 			t.Fatalf("accepted start_url %q: %v", task.StartURL, err)
 		}
 	})
+}
+
+func TestParseTaskConfinesScreenshots(t *testing.T) {
+	src := "name: n\nstart_url: https://example.com/\ngoal: g\nsteps:\n  - click: a\n  - screenshot: ../x.png\n"
+	_, err := ParseTask("t.yaml", []byte(src))
+	if err == nil || !strings.HasPrefix(err.Error(), "t.yaml:6: steps[1].screenshot: ") {
+		t.Errorf("ParseTask = %v", err)
+	}
 }

@@ -41,6 +41,9 @@ func (p *Page) Do(ctx context.Context, a Action) (Outcome, error) {
 		}
 	case KindScreenshot:
 		out.Effect = Nothing
+		if a.File == "" {
+			return out, fmt.Errorf("screenshot: no file to write: a screenshot is a file name in its folder, such as shot.png")
+		}
 		var png []byte
 		if png, err = p.Screenshot(ctx); err == nil {
 			err = os.WriteFile(a.File, png, 0o644)

@@ -2,11 +2,10 @@ package browser
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/headroom-agent/headroom/internal/safefile"
 	"github.com/headroom-agent/headroom/internal/yamlconf"
 )
 
@@ -111,7 +110,13 @@ func (s Step) Action(dir string) Action {
 			a = Pause(delay)
 		}
 	case s.Screenshot != "":
-		a = SaveScreenshot(filepath.Join(dir, s.Screenshot))
+		// A name that would leave dir gets no file: Page.Do refuses a
+		// screenshot with none (ParseSteps refuses such a name first).
+		file, err := safefile.Within(dir, s.Screenshot)
+		if err != nil {
+			file = ""
+		}
+		a = SaveScreenshot(file)
 	}
 	return a.Expecting(s.Expect)
 }
@@ -151,6 +156,10 @@ func ParseSteps(file string, data []byte) ([]Step, error) {
 			if _, _, err := parseWait(s.Wait); err != nil {
 				return nil, doc.Errorf(at+".wait", "%v", err)
 			}
+		case s.Screenshot != "":
+			if err := safefile.CheckName(s.Screenshot); err != nil {
+				return nil, doc.Errorf(at+".screenshot", "%v", err)
+			}
 		case s.Press != "":
 			if _, ok := keys[strings.ToLower(s.Press)]; !ok && len([]rune(s.Press)) != 1 {
 				return nil, doc.Errorf(at+".press", "unknown key %q", s.Press)
@@ -160,9 +169,12 @@ func ParseSteps(file string, data []byte) ([]Step, error) {
 	return steps, nil
 }
 
-// LoadSteps reads a steps file from disk.
+// maxStepsFile bounds what LoadSteps reads: a script is a page of YAML.
+const maxStepsFile = 1 << 20
+
+// LoadSteps reads a steps file from disk: a regular file of at most 1 MB.
 func LoadSteps(path string) ([]Step, error) {
-	data, err := os.ReadFile(path)
+	data, err := yamlconf.ReadFile(path, maxStepsFile)
 	if err != nil {
 		return nil, err
 	}

@@ -1,8 +1,11 @@
 package browser
 
 import (
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 func TestParseSteps(t *testing.T) {
@@ -61,6 +64,9 @@ func FuzzParseSteps(f *testing.F) {
 	f.Add([]byte("- click: '#a'\n- type: b\n  text: c\n  submit: true\n"))
 	f.Add([]byte("- wait: 1s\n- select: s\n  option: o\n"))
 	f.Add([]byte("- !!map {}\n"))
+	f.Add([]byte(strings.Repeat("[", 1000)))
+	f.Add([]byte("- screenshot: ../x.png\n"))
+	f.Add([]byte("\xef\xbb\xbf- back: true\n---\n- back: true\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		steps, err := ParseSteps("f.yaml", data)
 		if err != nil {
@@ -76,4 +82,42 @@ func FuzzParseSteps(f *testing.F) {
 			_ = s.String()
 		}
 	})
+}
+
+func TestStepsConfineScreenshots(t *testing.T) {
+	for _, name := range []string{"../x.png", "a/b.png", "/tmp/x.png", ".."} {
+		_, err := ParseSteps("s.yaml", []byte("- click: a\n- screenshot: \""+name+"\"\n"))
+		if err == nil || !strings.HasPrefix(err.Error(), "s.yaml:2: [1].screenshot: ") {
+			t.Errorf("%q: %v", name, err)
+		}
+		if a := (Step{Screenshot: name}).Action("shots"); a.Kind != KindScreenshot || a.File != "" {
+			t.Errorf("%q: Action writes %q", name, a.File)
+		}
+	}
+	if a := (Step{Screenshot: "ok.png"}).Action("shots"); a.File != filepath.Join("shots", "ok.png") {
+		t.Errorf("ok.png: %q", a.File)
+	}
+}
+
+func TestLoadStepsRefusesWhatIsNotAFile(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{fifo, "/dev/zero"} {
+		done := make(chan error, 1)
+		go func() { _, err := LoadSteps(p); done <- err }()
+		select {
+		case err := <-done:
+			if err == nil {
+				t.Errorf("%s: read", p)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s: LoadSteps hangs", p)
+		}
+	}
+	start := time.Now()
+	if _, err := ParseSteps("s.yaml", []byte(strings.Repeat("[", 100000))); err == nil || !strings.Contains(err.Error(), "nested") || time.Since(start) > 5*time.Second {
+		t.Errorf("100k [: %v after %v", err, time.Since(start))
+	}
 }

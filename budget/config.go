@@ -5,7 +5,6 @@ import (
 	"math"
 	"net"
 	"net/url"
-	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -142,7 +141,7 @@ func (w Warning) String() string {
 // LoadConfig reads and checks a config file. Every error is
 // file:line: field: what is wrong.
 func LoadConfig(file string) (*Config, []Warning, error) {
-	data, err := os.ReadFile(file)
+	data, err := yamlconf.ReadFile(file, 1<<20)
 	if err != nil {
 		return nil, nil, err
 	}

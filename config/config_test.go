@@ -74,3 +74,15 @@ func FuzzParse(f *testing.F) {
 		_ = c.Apply(calltypes.Default())
 	})
 }
+
+func TestParseNamesTheFieldOfATypeError(t *testing.T) {
+	src := "deployments:\n  - name: a\n    endpoint: https://a.openai.azure.com\n    tpm: \"lots\"\n"
+	_, _, err := config.Parse("c.yaml", []byte(src))
+	if err == nil || !strings.HasPrefix(err.Error(), "c.yaml:4: deployments[0].tpm: ") {
+		t.Errorf("Parse = %v", err)
+	}
+	_, _, err = config.Parse("c.yaml", []byte("redis: redis://x/\n---\nredis: redis://y/\n"))
+	if err == nil || !strings.HasPrefix(err.Error(), "c.yaml:2: a second YAML document") {
+		t.Errorf("two documents: %v", err)
+	}
+}

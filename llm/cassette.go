@@ -14,6 +14,7 @@ import (
 	"sync"
 
 	"github.com/headroom-agent/headroom/internal/redact"
+	"github.com/headroom-agent/headroom/internal/safefile"
 )
 
 // Exchange is one request and its answer as a cassette keeps it, a JSON
@@ -51,7 +52,17 @@ func NewCassette(w io.Writer, secrets ...string) *Cassette {
 	return &Cassette{w: w, secrets: keep}
 }
 
+const (
+	// maxCassette bounds what LoadCassette reads: a run's calls are
+	// megabytes at most.
+	maxCassette = 256 << 20
+	// maxCassetteDepth bounds how deep a cassette line nests: a request
+	// and its answer are a few levels of JSON.
+	maxCassetteDepth = 64
+)
+
 // LoadCassette reads a recorded cassette for replay; name is for errors.
+// It reads at most 256 MB, lines nested at most 64 levels deep.
 // Repeated identical requests get their recorded answers in order. A
 // request that held one of the recording's secrets was recorded with it
 // replaced: it matches when secrets names it again (Open passes the keys
@@ -61,11 +72,18 @@ func NewCassette(w io.Writer, secrets ...string) *Cassette {
 func LoadCassette(r io.Reader, name string, secrets ...string) (*Cassette, error) {
 	c := NewCassette(nil, secrets...)
 	c.replay, c.byType = map[string][]Exchange{}, map[string][]recorded{}
-	sc := bufio.NewScanner(r)
+	lr := &io.LimitedReader{R: r, N: maxCassette + 1}
+	sc := bufio.NewScanner(lr)
 	sc.Buffer(make([]byte, 0, 1<<20), 64<<20)
 	for line := 1; sc.Scan(); line++ {
+		if lr.N <= 0 {
+			return nil, fmt.Errorf("%s: over %d bytes: at most %d are read", name, maxCassette, maxCassette)
+		}
 		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
 			continue
+		}
+		if err := checkDepth(sc.Bytes(), maxCassetteDepth); err != nil {
+			return nil, fmt.Errorf("%s:%d: %v", name, line, err)
 		}
 		var x Exchange
 		dec := json.NewDecoder(bytes.NewReader(sc.Bytes()))
@@ -82,7 +100,18 @@ func LoadCassette(r io.Reader, name string, secrets ...string) (*Cassette, error
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
+	if lr.N <= 0 {
+		return nil, fmt.Errorf("%s: over %d bytes: at most %d are read", name, maxCassette, maxCassette)
+	}
 	return c, nil
+}
+
+// checkDepth refuses a JSON line nested deeper than max.
+func checkDepth(line []byte, max int) error {
+	if err := safefile.CheckJSONDepth(line, max); err != nil {
+		return fmt.Errorf("not a cassette line: %v", err)
+	}
+	return nil
 }
 
 // RecordTo makes a replaying cassette write every exchange it answers to

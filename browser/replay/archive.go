@@ -13,12 +13,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/chromedp/cdproto/har"
+
+	"github.com/headroom-agent/headroom/internal/safefile"
 )
 
 // Archive is one recorded site: the HAR log and the time it was recorded,
@@ -59,9 +60,17 @@ func (a *Archive) Recorded() time.Time {
 	return t
 }
 
-// Load reads a HAR file.
+const (
+	// MaxFile bounds what Load reads: a recorded site with its bodies is
+	// megabytes, and a file past this is a mistake (or /dev/zero).
+	MaxFile = 512 << 20
+	// maxDepth bounds how deep a HAR file nests; HAR is a few levels.
+	maxDepth = 64
+)
+
+// Load reads a HAR file: a regular file of at most MaxFile bytes.
 func Load(path string) (*Archive, error) {
-	data, err := os.ReadFile(path)
+	data, err := safefile.ReadFile(path, MaxFile, "a HAR file")
 	if err != nil {
 		return nil, err
 	}
@@ -72,6 +81,9 @@ func Load(path string) (*Archive, error) {
 // Every entry must have a request with a method and a URL, and a response
 // with a status; anything else is an error naming the entry.
 func Decode(name string, data []byte) (*Archive, error) {
+	if err := safefile.CheckJSONDepth(data, maxDepth); err != nil {
+		return nil, fmt.Errorf("%s: %v: a HAR file is a few levels of objects and lists", name, err)
+	}
 	var doc struct {
 		Log *har.Log `json:"log"`
 	}
@@ -149,24 +161,12 @@ func (a *Archive) Write(w io.Writer) error {
 	return enc.Encode(doc)
 }
 
-// WriteFile writes the archive to path through a temporary file, so a
-// crash never leaves half a HAR where a good one was.
+// WriteFile writes the archive to path through a temporary file in the
+// same directory, so a crash never leaves half a HAR where a good one was.
+// path must be new or a regular file: a device, a directory or a symlink
+// is refused, and nothing is left beside it.
 func (a *Archive) WriteFile(path string) error {
-	tmp := path + ".tmp"
-	f, err := os.Create(tmp)
-	if err != nil {
-		return err
-	}
-	if err := a.Write(f); err != nil {
-		f.Close()
-		os.Remove(tmp)
-		return err
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return os.Rename(tmp, path)
+	return safefile.WriteFile(path, 0o644, a.Write)
 }
 
 // The har types hold bodies as bytes, which encoding/json would write as

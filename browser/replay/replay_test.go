@@ -2,7 +2,10 @@ package replay
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -189,6 +192,8 @@ func FuzzDecode(f *testing.F) {
 	f.Add([]byte(`{"log": {"entries": [{"request": {"method": "GET", "url": "http://x/"}, "response": {"status": 200, "content": {"text": "aGk=", "encoding": "base64"}}}]}}`))
 	f.Add([]byte(`{"log": {"pages": [{"startedDateTime": "2026-01-01T00:00:00Z"}]}}`))
 	f.Add([]byte(`{"log": {"entries": [null]}}`))
+	f.Add([]byte(strings.Repeat("[", 100000)))
+	f.Add([]byte(`{"log": {"comment": "` + strings.Repeat("[", 100) + `"}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		a, err := Decode("f.har", data)
 		if err != nil {
@@ -303,5 +308,56 @@ func TestAnArchiveRecordedWithANameKeptStillMatches(t *testing.T) {
 	}
 	if _, ok := m.Match(Request{Method: "POST", URL: "http://a.test/login?code=c2", Headers: map[string]string{"Content-Type": "application/json"}, Body: []byte(`{"user":"bob","password":"p2"}`)}); ok {
 		t.Error("a request with another user matched")
+	}
+}
+
+func TestLoadAndWriteFileRefuseWhatIsNotAFile(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{fifo, "/dev/zero", dir} {
+		done := make(chan error, 1)
+		go func() { _, err := Load(p); done <- err }()
+		select {
+		case err := <-done:
+			if err == nil || !strings.Contains(err.Error(), "not a regular file") {
+				t.Errorf("Load(%s) = %v", p, err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("Load(%s) hangs", p)
+		}
+	}
+	start := time.Now()
+	if _, err := Decode("d.har", []byte(strings.Repeat("[", 100000))); err == nil || !strings.Contains(err.Error(), "nested") || time.Since(start) > 5*time.Second {
+		t.Errorf("100k [: %v", err)
+	}
+	a := New(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), "headroom", "test")
+	out := filepath.Join(dir, "out")
+	if err := os.Mkdir(out, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"/dev/full", out} {
+		if err := a.WriteFile(p); err == nil {
+			t.Errorf("WriteFile(%s) wrote", p)
+		}
+	}
+	if fi, err := os.Stat("/dev/full"); err != nil || fi.Mode().IsRegular() {
+		t.Fatalf("/dev/full replaced: %v", err)
+	}
+	if _, err := os.Stat(out + ".tmp"); err == nil {
+		t.Error("out.tmp left behind")
+	}
+	ents, _ := os.ReadDir(dir)
+	if len(ents) != 2 {
+		t.Errorf("left behind: %v", ents)
+	}
+	good := filepath.Join(dir, "a.har")
+	if err := a.WriteFile(good); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(good); err != nil {
+		t.Errorf("read back: %v", err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/headroom-agent/headroom/browser"
 	"github.com/headroom-agent/headroom/browser/replay"
+	"github.com/headroom-agent/headroom/internal/safefile"
 )
 
 // runRecord loads a page, takes optional scripted steps, and writes what
@@ -38,6 +39,10 @@ func runRecord(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if len(pos) != 1 || *out == "" {
 		fprintf(stderr, "headroom record: want one URL and --out FILE\n")
 		fs.Usage()
+		return exitUsage
+	}
+	if err := safefile.CheckTarget(*out); err != nil {
+		fprintf(stderr, "headroom record: --out: %v\n", err)
 		return exitUsage
 	}
 	start := pos[0]

@@ -14,6 +14,7 @@ import (
 	"github.com/headroom-agent/headroom/agent"
 	"github.com/headroom-agent/headroom/browser"
 	"github.com/headroom-agent/headroom/browser/replay"
+	"github.com/headroom-agent/headroom/internal/safefile"
 	"github.com/headroom-agent/headroom/llm"
 )
 
@@ -53,6 +54,15 @@ func runTask(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if *recordCalls != "" && task.Cassette != "" {
 		fprintf(stderr, "headroom run: --record-calls records the model, and %s answers from %s: drop one\n", pos[0], task.Cassette)
 		return exitUsage
+	}
+	for _, t := range []struct{ flag, path string }{{"--record-har", *recordHAR}, {"--record-calls", *recordCalls}} {
+		if t.path == "" {
+			continue
+		}
+		if err := safefile.CheckTarget(t.path); err != nil {
+			fprintf(stderr, "headroom run: %s: %v\n", t.flag, err)
+			return exitUsage
+		}
 	}
 	if *outDir != "" {
 		if err := os.MkdirAll(*outDir, 0o755); err != nil {
@@ -135,18 +145,12 @@ func writeOut(dir string, res *agent.Result) error {
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(dir, "result.json"), append(b, '\n'), 0o644); err != nil {
+	if err := safefile.WriteBytes(filepath.Join(dir, "result.json"), append(b, '\n'), 0o644); err != nil {
 		return err
 	}
-	f, err := os.Create(filepath.Join(dir, "report.html"))
-	if err != nil {
-		return err
-	}
-	if err := agent.WriteReport(f, res, dir); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return safefile.WriteFile(filepath.Join(dir, "report.html"), 0o644, func(w io.Writer) error {
+		return agent.WriteReport(w, res, dir)
+	})
 }
 
 // exitCode is DESIGN's contract: 0 succeeded; 1 the task ran and did not

@@ -3,11 +3,15 @@
 package yamlconf
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
-	"io"
-	"os"
+	"reflect"
+	"strconv"
 	"strings"
+	"unicode/utf8"
+
+	"github.com/headroom-agent/headroom/internal/safefile"
 
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
@@ -20,6 +24,11 @@ type Error struct {
 	Line  int    // 1-based; 0 when unknown
 	Field string // dotted path such as deployments[1].tpm; empty for syntax errors
 	Msg   string
+
+	// For an unknown field: its path (such as steps[1].txet) and the
+	// keys accepted where it is written.
+	Unknown string
+	Accepts []string
 }
 
 func (e *Error) Error() string {
@@ -43,8 +52,25 @@ type Doc struct {
 	ast  *ast.File
 }
 
-// Decode reads data into v, refusing unknown fields (duplicate keys are refused by the parser).
+// MaxNesting bounds how deep a file nests. A config or a task is two or
+// three levels deep; the YAML parser's time grows with the square of the
+// depth, so deeper input is refused before it is parsed.
+const MaxNesting = 100
+
+// maxQuote bounds how much of the input a message quotes.
+const maxQuote = 80
+
+var bom = []byte("\xef\xbb\xbf")
+
+// Decode reads data into v, refusing unknown fields (the first one in the
+// file is reported), duplicate keys, a second document and input nested
+// deeper than MaxNesting. A leading UTF-8 byte order mark is dropped. A
+// value of the wrong type is reported with the field it is written in.
 func Decode(file string, data []byte, v any) (doc *Doc, err error) {
+	data = bytes.TrimPrefix(data, bom)
+	if err := checkNesting(file, data); err != nil {
+		return nil, err
+	}
 	// Some malformed inputs (a tag on a sequence) panic inside the YAML
 	// library; they are bad input like any other.
 	defer func() {
@@ -56,22 +82,71 @@ func Decode(file string, data []byte, v any) (doc *Doc, err error) {
 	if err != nil {
 		return nil, wrap(file, err)
 	}
+	if len(f.Docs) > 1 {
+		line := 0
+		if d := f.Docs[1]; d.Start != nil && d.Start.Position != nil {
+			line = d.Start.Position.Line
+		} else if d.Body != nil {
+			line = nodeLine(d.Body)
+		}
+		return nil, &Error{File: file, Line: line, Msg: "a second YAML document: the file holds one (drop the ---)"}
+	}
 	if err := yaml.UnmarshalWithOptions(data, v, yaml.DisallowUnknownField()); err != nil {
-		return nil, wrap(file, err)
+		e := wrap(file, err)
+		if len(f.Docs) == 0 || f.Docs[0].Body == nil {
+			return nil, e
+		}
+		body := f.Docs[0].Body
+		if u := firstUnknown(body, reflect.TypeOf(v), "", 0); u != nil {
+			return nil, &Error{File: file, Line: u.line, Msg: "unknown field " + Quote(u.key), Unknown: u.path, Accepts: u.accepts}
+		}
+		if e.Line > 0 && e.Field == "" {
+			e.Field = FieldAt(body, e.Line)
+		}
+		return nil, e
 	}
 	return &Doc{File: file, ast: f}, nil
 }
 
-func wrap(file string, err error) error {
+// Quote quotes s for a message, cut to 80 characters: a message names
+// what is wrong, it does not echo a megabyte back.
+func Quote(s string) string {
+	if !utf8.ValidString(s) {
+		s = strings.ToValidUTF8(s, "\uFFFD")
+	}
+	n := 0
+	for i := range s {
+		if n == maxQuote {
+			return strconv.Quote(s[:i]) + "…"
+		}
+		n++
+	}
+	return strconv.Quote(s)
+}
+
+// clip cuts a message from the YAML library, which may hold input.
+func clip(s string) string {
+	const max = 4 * maxQuote
+	n := 0
+	for i := range s {
+		if n == max {
+			return s[:i] + "…"
+		}
+		n++
+	}
+	return s
+}
+
+func wrap(file string, err error) *Error {
 	var ye yaml.Error
 	if errors.As(err, &ye) {
 		line := 0
 		if tk := ye.GetToken(); tk != nil && tk.Position != nil {
 			line = tk.Position.Line
 		}
-		return &Error{File: file, Line: line, Msg: ye.GetMessage()}
+		return &Error{File: file, Line: line, Msg: clip(ye.GetMessage())}
 	}
-	return &Error{File: file, Msg: err.Error()}
+	return &Error{File: file, Msg: clip(err.Error())}
 }
 
 // Errorf returns an error about field (a path such as pools[0].tpm), at the
@@ -116,31 +191,7 @@ func parent(p string) string {
 
 // ReadFile reads a YAML file of at most limit bytes, refusing what is not
 // a regular file: a config or a task is a page of text, never a device, a
-// pipe or a directory. The checks come before the open, since opening a
-// FIFO waits for a writer; the read stops one byte past the limit in case
-// the file grew since.
+// pipe or a directory.
 func ReadFile(path string, limit int64) ([]byte, error) {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file: want a YAML file", path)
-	}
-	if fi.Size() > limit {
-		return nil, fmt.Errorf("%s: %d bytes: at most %d are read", path, fi.Size(), limit)
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(data)) > limit {
-		return nil, fmt.Errorf("%s: over %d bytes: at most %d are read", path, limit, limit)
-	}
-	return data, nil
+	return safefile.ReadFile(path, limit, "a YAML file")
 }

@@ -2,8 +2,11 @@ package yamlconf
 
 import (
 	"errors"
+	"os"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 type item struct {
@@ -52,6 +55,10 @@ func TestErrorfPointsAtFieldOrParent(t *testing.T) {
 }
 
 func FuzzDecode(f *testing.F) {
+	f.Add([]byte(strings.Repeat("[", 1000)))
+	f.Add([]byte("items:\n" + strings.Repeat("  ", 50) + "- a\n"))
+	f.Add([]byte("\xef\xbb\xbfitems: []\n---\nitems: []\n"))
+	f.Add([]byte(strings.Repeat("k", 300) + ": 1\n"))
 	f.Add([]byte("items:\n  - name: a\n    tpm: 1\n"))
 	f.Add([]byte("items: [\n"))
 	f.Add([]byte("{items: [{name: x, tpm: -1}]}"))
@@ -73,5 +80,65 @@ func TestDecodeSurvivesLibraryPanics(t *testing.T) {
 	_, err := Decode("x.yaml", []byte("items: !00000 00\n"), &v)
 	if err == nil || !strings.HasPrefix(err.Error(), "x.yaml") {
 		t.Fatalf("a tag on a sequence: %v", err)
+	}
+}
+
+func TestDecodeBoundsAndReports(t *testing.T) {
+	cases := []struct {
+		name, src, want string
+	}{
+		{"two documents", "items: []\n---\nitems: []\n", "x.yaml:2: a second YAML document"},
+		{"type error names the field", "items:\n  - name: a\n    tpm: \"lots\"\n", "x.yaml:3: items[0].tpm: "},
+		{"first unknown field in the file", "zz: 1\nitems:\n  - name: a\n    qq: 1\n", `x.yaml:1: unknown field "zz"`},
+		{"nesting", strings.Repeat("[", 100000), "nested more than 100 levels"},
+	}
+	for _, c := range cases {
+		for range 3 { // the same answer every time
+			var v conf
+			_, err := Decode("x.yaml", []byte(c.src), &v)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("%s: %v, want %s", c.name, err, c.want)
+			}
+		}
+	}
+	var v conf
+	if _, err := Decode("x.yaml", []byte("\xef\xbb\xbfitems:\n  - name: a\n"), &v); err != nil || len(v.Items) != 1 {
+		t.Errorf("a BOM: %v %+v", err, v)
+	}
+	long := strings.Repeat("k", 2<<20)
+	_, err := Decode("x.yaml", []byte(long+": 1\n"), &v)
+	if err == nil || len(err.Error()) > 200 {
+		t.Errorf("a 2 MB key is echoed: %d bytes of error", len(err.Error()))
+	}
+	var e *Error
+	if !errors.As(err, &e) || e.Unknown != long || len(e.Accepts) != 1 {
+		t.Errorf("unknown key: %+v", e)
+	}
+}
+
+func TestReadFileRefusesWhatIsNotAFile(t *testing.T) {
+	dir := t.TempDir()
+	fifo := dir + "/fifo"
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{fifo, "/dev/zero", dir} {
+		done := make(chan error, 1)
+		go func() { _, err := ReadFile(p, 1<<20); done <- err }()
+		select {
+		case err := <-done:
+			if err == nil || !strings.Contains(err.Error(), "not a regular file") {
+				t.Errorf("%s: %v", p, err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s: ReadFile hangs", p)
+		}
+	}
+	big := dir + "/big.yaml"
+	if err := os.WriteFile(big, make([]byte, 100), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadFile(big, 99); err == nil {
+		t.Error("a file over the limit was read")
 	}
 }
