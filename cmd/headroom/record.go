@@ -41,7 +41,7 @@ func runRecord(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fs.Usage()
 		return exitUsage
 	}
-	if err := safefile.CheckTarget(*out); err != nil {
+	if err := safefile.PrepareTarget(*out); err != nil {
 		fprintf(stderr, "headroom record: --out: %v\n", err)
 		return exitUsage
 	}

@@ -59,7 +59,7 @@ func runTask(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if t.path == "" {
 			continue
 		}
-		if err := safefile.CheckTarget(t.path); err != nil {
+		if err := safefile.PrepareTarget(t.path); err != nil {
 			fprintf(stderr, "headroom run: %s: %v\n", t.flag, err)
 			return exitUsage
 		}

@@ -70,6 +70,20 @@ func kind(m fs.FileMode) string {
 // (a symlink could point anywhere), and so is a path whose folder does
 // not exist.
 func CheckTarget(path string) error {
+	return checkTarget(path)
+}
+
+// PrepareTarget is CheckTarget for an output a command is about to
+// write: a folder the path names that does not exist yet is made first,
+// as a person giving --out new/run.har expects.
+func PrepareTarget(path string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return checkTarget(path)
+}
+
+func checkTarget(path string) error {
 	fi, err := os.Lstat(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
