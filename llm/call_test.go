@@ -8,9 +8,12 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/headroom-agent/headroom/budget"
 	"github.com/headroom-agent/headroom/calltypes"
@@ -302,5 +305,25 @@ func TestTypedCallChecksItsTypes(t *testing.T) {
 	sc2.Types.Register(tinyType(64))
 	if _, _, err := Call(context.Background(), sc2.Caller, wrong, goalOnly{Goal: "g"}, CallOptions{}); err == nil || !strings.Contains(err.Error(), "JSONParser") {
 		t.Errorf("mismatched typed name: %v", err)
+	}
+}
+
+func TestOpenRefusesACassetteThatIsNotAFile(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "calls.jsonl")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skip(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := Open(context.Background(), &config.File{}, Options{Replay: fifo})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "regular file") {
+			t.Errorf("a FIFO as the cassette: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("opening a FIFO as the cassette hangs")
 	}
 }

@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"github.com/headroom-agent/headroom/budget"
 	"github.com/headroom-agent/headroom/calltypes"
 	"github.com/headroom-agent/headroom/config"
+	"github.com/headroom-agent/headroom/internal/safefile"
 )
 
 // Options shape the Caller that Open builds. The zero value works: the
@@ -80,12 +82,12 @@ func Open(ctx context.Context, f *config.File, o Options) (*Caller, error) {
 // replayFrom answers the caller's calls from a cassette file; secrets are
 // scrubbed from live requests as they were from the recorded ones.
 func (c *Caller) replayFrom(path string, secrets []string) error {
-	fh, err := os.Open(path)
+	// A regular file only: a FIFO named as a cassette would never end.
+	data, err := safefile.ReadFile(path, maxCassette, "cassette")
 	if err != nil {
 		return fmt.Errorf("llm: replay: %w", err)
 	}
-	defer fh.Close()
-	c.Cassette, err = LoadCassette(fh, path, secrets...)
+	c.Cassette, err = LoadCassette(bytes.NewReader(data), path, secrets...)
 	return err
 }
 
@@ -110,7 +112,7 @@ func keys(f *config.File, getenv func(string) string) []string {
 // recordTo appends the caller's exchanges to a cassette file, scrubbed of
 // the dispatcher's keys.
 func (c *Caller) recordTo(path string) error {
-	fh, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+	fh, err := safefile.OpenAppend(path, 0o600) // a regular file, never a device or a link out
 	if err != nil {
 		return fmt.Errorf("llm: record: %w", err)
 	}
