@@ -79,26 +79,15 @@ func fieldAt(n ast.Node, path string, line, depth int) string {
 	if depth > MaxNesting {
 		return path
 	}
+	n, depth = unwrap(n, depth)
 	switch v := n.(type) {
-	case *ast.TagNode:
-		return fieldAt(v.Value, path, line, depth+1)
-	case *ast.AnchorNode:
-		return fieldAt(v.Value, path, line, depth+1)
-	case *ast.MappingValueNode:
-		return fieldAt(&ast.MappingNode{Values: []*ast.MappingValueNode{v}}, path, line, depth)
 	case *ast.MappingNode:
-		best, bestLine, tie := -1, 0, false
+		lines := make([]int, len(v.Values))
 		for i, mv := range v.Values {
-			l := nodeLine(mv.Key)
-			switch {
-			case l == 0 || l > line:
-			case l == bestLine:
-				tie = true
-			default:
-				best, bestLine, tie = i, l, false
-			}
+			lines[i] = nodeLine(mv.Key)
 		}
-		if best < 0 || tie {
+		best, ok := holding(lines, line)
+		if !ok {
 			return path
 		}
 		key, ok := plainKeyOf(v.Values[best])
@@ -110,23 +99,54 @@ func fieldAt(n ast.Node, path string, line, depth int) string {
 		}
 		return fieldAt(v.Values[best].Value, key, line, depth+1)
 	case *ast.SequenceNode:
-		best, bestLine, tie := -1, 0, false
+		lines := make([]int, len(v.Values))
 		for i, item := range v.Values {
-			l := nodeLine(item)
-			switch {
-			case l == 0 || l > line:
-			case l == bestLine:
-				tie = true
-			default:
-				best, bestLine, tie = i, l, false
-			}
+			lines[i] = nodeLine(item)
 		}
-		if best < 0 || tie {
+		best, ok := holding(lines, line)
+		if !ok {
 			return path
 		}
 		return fieldAt(v.Values[best], fmt.Sprintf("%s[%d]", path, best), line, depth+1)
 	}
 	return path
+}
+
+// holding is the entry, of those starting on the given lines, whose span
+// holds line: the last to start on or before it. It is not found when
+// none does, or when two start on that one line (a flow list).
+func holding(lines []int, line int) (int, bool) {
+	best, bestLine, tie := -1, 0, false
+	for i, l := range lines {
+		switch {
+		case l == 0 || l > line:
+		case l == bestLine:
+			tie = true
+		default:
+			best, bestLine, tie = i, l, false
+		}
+	}
+	return best, best >= 0 && !tie
+}
+
+// unwrap looks through tags and anchors to the node they mark, and reads a
+// lone key: value as a mapping of one; depth counts the layers passed.
+func unwrap(n ast.Node, depth int) (ast.Node, int) {
+	for {
+		switch v := n.(type) {
+		case *ast.TagNode:
+			n, depth = v.Value, depth+1
+		case *ast.AnchorNode:
+			n, depth = v.Value, depth+1
+		case *ast.MappingValueNode:
+			return &ast.MappingNode{Values: []*ast.MappingValueNode{v}}, depth
+		default:
+			return n, depth
+		}
+		if depth > MaxNesting {
+			return nil, depth
+		}
+	}
 }
 
 var plainKey = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
@@ -185,13 +205,8 @@ func firstUnknown(n ast.Node, t reflect.Type, path string, depth int) *unknown {
 		pt.Implements(nodeUnmarshaler) || pt.Implements(ifaceUnmarshaler) {
 		return nil
 	}
+	n, depth = unwrap(n, depth)
 	switch v := n.(type) {
-	case *ast.TagNode:
-		return firstUnknown(v.Value, t, path, depth+1)
-	case *ast.AnchorNode:
-		return firstUnknown(v.Value, t, path, depth+1)
-	case *ast.MappingValueNode:
-		return firstUnknown(&ast.MappingNode{Values: []*ast.MappingValueNode{v}}, t, path, depth)
 	case *ast.MappingNode:
 		switch t.Kind() {
 		case reflect.Struct:
