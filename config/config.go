@@ -16,6 +16,7 @@ import (
 
 	"github.com/headroom-agent/headroom/budget"
 	"github.com/headroom-agent/headroom/calltypes"
+	"github.com/headroom-agent/headroom/internal/redact"
 	"github.com/headroom-agent/headroom/internal/yamlconf"
 )
 
@@ -25,6 +26,10 @@ type File struct {
 	Budget budget.Config `yaml:",inline"`
 	// CallTypes overrides registered types by name; Apply applies them.
 	CallTypes map[string]calltypes.Override `yaml:"calltypes"`
+	// Redact names more headers, parameters and body fields whose values
+	// are secret, beside the built-in list (internal/redact); Apply adds
+	// them for the whole process.
+	Redact []string `yaml:"redact"`
 
 	name string
 	doc  *yamlconf.Doc
@@ -55,6 +60,11 @@ func Parse(name string, data []byte) (*File, []budget.Warning, error) {
 		return nil, nil, err
 	}
 	f.doc = doc
+	for i, n := range f.Redact {
+		if redact.Normalize(n) == "" {
+			return nil, nil, doc.Errorf(fmt.Sprintf("redact[%d]", i), "%q is not a name: give a header, parameter or field name such as x-tenant-key", n)
+		}
+	}
 	ws, err := f.Budget.CheckFile(name, doc.Line)
 	if err != nil {
 		return nil, nil, err
@@ -62,12 +72,14 @@ func Parse(name string, data []byte) (*File, []budget.Warning, error) {
 	return f, ws, nil
 }
 
-// Apply applies the file's call-type overrides to types, in name order.
+// Apply adds the file's redact names to the process's list of secret
+// names, and applies its call-type overrides to types, in name order.
 // An unknown type or a bad cap is an error at the override's line.
 func (f *File) Apply(types *calltypes.Registry) error {
 	if f == nil {
 		return nil
 	}
+	redact.Extend(f.Redact...)
 	names := make([]string, 0, len(f.CallTypes))
 	for n := range f.CallTypes {
 		names = append(names, n)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/headroom-agent/headroom/calltypes"
 	"github.com/headroom-agent/headroom/config"
+	"github.com/headroom-agent/headroom/internal/redact"
 )
 
 const base = "deployments:\n  - {name: d, endpoint: \"https://d.openai.azure.com\", tpm: 10000, auth: {api_key_env: K}}\n"
@@ -36,6 +37,7 @@ func TestErrorsNameFileLineAndField(t *testing.T) {
 		"margin: 7\n" + base:                                      `headroom.yaml:1: margin: 7 is not a share`,
 		base + "calltypes:\n  extract-tabel: {max_tokens: 100}\n": `headroom.yaml:4: calltypes.extract-tabel: `,
 		base + "calltypes:\n  yes-no: {max_tokens: 999999}\n":     `headroom.yaml:4: calltypes.yes-no: `,
+		base + "redact: [x-tenant, \"--\"]\n":                     `headroom.yaml:3: redact[1]: "--" is not a name`,
 	} {
 		f, _, err := config.Parse("headroom.yaml", []byte(src))
 		if err == nil {
@@ -84,5 +86,21 @@ func TestParseNamesTheFieldOfATypeError(t *testing.T) {
 	_, _, err = config.Parse("c.yaml", []byte("redis: redis://x/\n---\nredis: redis://y/\n"))
 	if err == nil || !strings.HasPrefix(err.Error(), "c.yaml:2: a second YAML document") {
 		t.Errorf("two documents: %v", err)
+	}
+}
+
+func TestRedactNamesReachTheProcessList(t *testing.T) {
+	f, _, err := config.Parse("headroom.yaml", []byte(base+"redact: [X-Billing-Ref]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if redact.IsSecretName("x_billing_ref") {
+		t.Fatal("secret before Apply")
+	}
+	if err := f.Apply(calltypes.Default()); err != nil {
+		t.Fatal(err)
+	}
+	if !redact.IsSecretName("x_billing_ref") {
+		t.Error("a config's redact name is not secret after Apply")
 	}
 }

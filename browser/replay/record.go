@@ -36,6 +36,7 @@ type Recorder struct {
 	archive  *Archive
 	redactor *Redactor
 	seqs     []int64
+	secrets  map[string]bool // values redacted by name, scrubbed from bodies too
 }
 
 // NewRecorder starts an archive recorded at t; r may be nil (no redaction).
@@ -49,9 +50,16 @@ func (r *Recorder) Recorded() time.Time { return r.archive.Recorded() }
 // Add records one exchange.
 func (r *Recorder) Add(x Exchange) {
 	e := entryOf(x)
+	vals := r.redactor.secretValues(e)
 	r.redactor.Entry(e)
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	for _, v := range vals {
+		if r.secrets == nil {
+			r.secrets = map[string]bool{}
+		}
+		r.secrets[v] = true
+	}
 	r.archive.Log.Entries = append(r.archive.Log.Entries, e)
 	r.seqs = append(r.seqs, x.Seq)
 }
@@ -71,7 +79,10 @@ func (r *Recorder) SetTitle(title string) {
 }
 
 // Archive returns the recording with its entries in the order their
-// requests were sent, which is the order replay serves duplicates in.
+// requests were sent, which is the order replay serves duplicates in. A
+// value redacted by name anywhere in it (a token in a URL, a cookie) is
+// scrubbed from every response body too, where a server may have echoed
+// it: no name marks it there.
 func (r *Recorder) Archive() *Archive {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -82,10 +93,23 @@ func (r *Recorder) Archive() *Archive {
 	sort.SliceStable(idx, func(a, b int) bool { return r.seqs[idx[a]] < r.seqs[idx[b]] })
 	entries := make([]*har.Entry, len(idx))
 	for i, j := range idx {
-		entries[i] = r.archive.Log.Entries[j]
+		e := r.archive.Log.Entries[j]
+		if c := e.Response.Content; c != nil && len(r.secrets) > 0 {
+			c.Text = scrub(c.Text, r.secrets)
+			c.Size = int64(len(c.Text))
+		}
+		entries[i] = e
 	}
 	log := *r.archive.Log
 	log.Entries = entries
+	if len(r.secrets) > 0 {
+		log.Pages = nil
+		for _, pg := range r.archive.Log.Pages {
+			c := *pg
+			c.Title = string(scrub([]byte(c.Title), r.secrets))
+			log.Pages = append(log.Pages, &c)
+		}
+	}
 	return &Archive{Log: &log}
 }
 

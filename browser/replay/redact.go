@@ -148,3 +148,81 @@ func (r *Redactor) pairs(hs []*har.NameValuePair) {
 		}
 	}
 }
+
+// minEcho is the shortest secret value scrubbed from response bodies: a
+// shorter one (a pin, "1") would match text that is no secret.
+const minEcho = 8
+
+// secretValues are the values Entry is about to redact from e, for
+// Scrub: a server often echoes a token or a session id into the page or
+// a later response, where no name marks it.
+func (r *Redactor) secretValues(e *har.Entry) []string {
+	if r == nil || e == nil || e.Request == nil {
+		return nil
+	}
+	var out []string
+	add := func(v string) {
+		v = strings.TrimSpace(v)
+		if len(v) >= minEcho {
+			out = append(out, v)
+		}
+	}
+	for _, p := range e.Request.QueryString {
+		if p != nil && r.secret(p.Name) {
+			add(p.Value)
+		}
+	}
+	header := func(name, value string) {
+		switch {
+		case strings.EqualFold(name, "cookie"):
+			for _, c := range strings.Split(value, ";") {
+				_, v, _ := strings.Cut(c, "=")
+				add(v)
+			}
+		case strings.EqualFold(name, "set-cookie"):
+			first, _, _ := strings.Cut(value, ";")
+			_, v, _ := strings.Cut(first, "=")
+			add(v)
+		case r.Header(name):
+			add(value)
+			if _, tok, ok := strings.Cut(value, " "); ok { // Bearer x, Basic x
+				add(tok)
+			}
+		}
+	}
+	for _, h := range e.Request.Headers {
+		if h != nil {
+			header(h.Name, h.Value)
+		}
+	}
+	if e.Response != nil {
+		for _, h := range e.Response.Headers {
+			if h != nil {
+				header(h.Name, h.Value)
+			}
+		}
+	}
+	return out
+}
+
+// scrub replaces every known secret value in b, as written and as a URL
+// would escape it.
+func scrub(b []byte, secrets map[string]bool) []byte {
+	if len(b) == 0 || len(secrets) == 0 {
+		return b
+	}
+	s := string(b)
+	changed := false
+	for v := range secrets {
+		for _, form := range []string{v, url.QueryEscape(v)} {
+			if strings.Contains(s, form) {
+				s = strings.ReplaceAll(s, form, Redacted)
+				changed = true
+			}
+		}
+	}
+	if !changed {
+		return b
+	}
+	return []byte(s)
+}

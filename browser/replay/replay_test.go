@@ -2,6 +2,7 @@ package replay
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -359,5 +360,36 @@ func TestLoadAndWriteFileRefuseWhatIsNotAFile(t *testing.T) {
 	}
 	if _, err := Load(good); err != nil {
 		t.Errorf("read back: %v", err)
+	}
+}
+
+// A value redacted by name (a session cookie, a token parameter) is
+// scrubbed where the server echoed it, in any response body and the
+// page's title; short values and other text are left alone.
+func TestRecorderScrubsEchoedSecrets(t *testing.T) {
+	rec := NewRecorder(time.Now(), DefaultRedactor(), "t", "1")
+	rec.Add(Exchange{Seq: 2, Method: "GET", URL: "http://shop.example/api/me", Status: 200,
+		ResponseHeaders: []Header{{"Content-Type", "application/json"}},
+		Body:            []byte(`{"hello":"sess-77f3a9c2b1","pin":"1234"}`)})
+	rec.Add(Exchange{Seq: 1, Method: "GET", URL: "http://shop.example/?access_token=tok-abcdef123456&pin=1234", Status: 200,
+		RequestHeaders:  map[string]string{"Cookie": "sid=sess-77f3a9c2b1; theme=dark"},
+		ResponseHeaders: []Header{{"Content-Type", "text/html"}},
+		Body:            []byte(`<a href="/next?access_token=tok-abcdef123456">next</a> pin 1234`)})
+	rec.SetTitle("Welcome tok-abcdef123456")
+	a := rec.Archive()
+	b, err := json.Marshal(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range a.Log.Entries {
+		b = append(b, e.Response.Content.Text...)
+	}
+	for _, secret := range []string{"sess-77f3a9c2b1", "tok-abcdef123456"} {
+		if strings.Contains(string(b), secret) {
+			t.Errorf("%s is still in the archive: %s", secret, b)
+		}
+	}
+	if !strings.Contains(string(b), "pin 1234") || !strings.Contains(string(b), `"pin":"1234"`) {
+		t.Errorf("scrubbing took more than the secrets: %s", b)
 	}
 }

@@ -19,9 +19,10 @@
 //     client_secret, x-api-key, session_id, aws_secret_key).
 //
 // Header names, query parameters, form and multipart fields and JSON keys
-// (at any depth) all go through the same test. A Names adds names to the
-// list or keeps some out of it (Add, Keep); the package functions use the
-// list as it stands here.
+// (at any depth) all go through the same test. Extend adds names to the
+// list for the whole process (a config's redact: list and the --redact
+// flag); a Names adds names to it or keeps some out of it for one user
+// (Add, Keep), such as a recording that needs one of them.
 package redact
 
 import (
@@ -30,6 +31,7 @@ import (
 	"io"
 	"net/url"
 	"strings"
+	"sync"
 )
 
 // Marker replaces a secret's value.
@@ -70,11 +72,38 @@ func Normalize(name string) string {
 // holds a secret, by the list in the package comment.
 func IsSecretName(name string) bool { return builtin(Normalize(name)) }
 
+// Extend makes names secret everywhere in this process, from now on: in
+// HAR files, cassettes, logs and errors alike. Names compare normalised
+// (Normalize); one that normalises to nothing is ignored.
+func Extend(names ...string) {
+	extended.Lock()
+	defer extended.Unlock()
+	for _, s := range names {
+		if k := Normalize(s); k != "" {
+			if extended.m == nil {
+				extended.m = map[string]bool{}
+			}
+			extended.m[k] = true
+		}
+	}
+}
+
+var extended struct {
+	sync.RWMutex
+	m map[string]bool
+}
+
 func builtin(n string) bool {
 	if n == "" {
 		return false
 	}
 	if exact[n] {
+		return true
+	}
+	extended.RLock()
+	ext := extended.m[n]
+	extended.RUnlock()
+	if ext {
 		return true
 	}
 	for _, c := range contains {

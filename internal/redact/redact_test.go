@@ -108,3 +108,26 @@ func TestTheRecordersOldNamesAreOnTheList(t *testing.T) {
 		}
 	}
 }
+
+func TestExtendAddsNamesForTheWholeProcess(t *testing.T) {
+	if IsSecretName("X-Tenant-Ref") {
+		t.Fatal("x-tenant-ref is secret before it was added")
+	}
+	Extend("x_tenant_ref", "", "--")
+	for _, n := range []string{"X-Tenant-Ref", "xTenantRef", "x.tenant.ref"} {
+		if !IsSecretName(n) {
+			t.Errorf("%s is not secret after Extend", n)
+		}
+	}
+	if got := Query("x-tenant-ref=abc&q=desk"); strings.Contains(got, "abc") || !strings.Contains(got, "q=desk") {
+		t.Errorf("Query = %s", got)
+	}
+	if got := string(JSON([]byte(`{"a":{"xTenantRef":"abc"}}`))); strings.Contains(got, "abc") {
+		t.Errorf("JSON = %s", got)
+	}
+	var keep Names
+	keep.Keep("x-tenant-ref")
+	if keep.Secret("x-tenant-ref") {
+		t.Error("a Names that keeps an extended name still finds it secret")
+	}
+}
