@@ -29,7 +29,11 @@ func (n *netState) observe(ev any) {
 	switch e := ev.(type) {
 	case *network.EventRequestWillBeSent:
 		// WebSockets and event streams never finish; they are not "busy".
-		if e.Type != network.ResourceTypeWebSocket && e.Type != network.ResourceTypeEventSource {
+		// Nor is a worker's own script, which the browser fetches for the
+		// worker (initiator "other") and reports finished to the worker's
+		// session, not the tab's.
+		worker := e.Type == network.ResourceTypeScript && e.Initiator != nil && e.Initiator.Type == network.InitiatorTypeOther
+		if e.Type != network.ResourceTypeWebSocket && e.Type != network.ResourceTypeEventSource && !worker {
 			n.inflight[e.RequestID] = true
 			n.lastChange = now
 		}
