@@ -172,7 +172,7 @@ func TestReportRenders(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	// Tall enough to show the whole sample page in one screenshot.
-	p, err := browser.Open(ctx, browser.Options{Width: 1100, Height: 2000, Logf: t.Logf})
+	p, err := browser.Open(ctx, browser.Options{Width: 1100, Height: 2000, Logf: t.Logf, AllowSchemes: []string{"file"}})
 	if errors.Is(err, browser.ErrLaunch) {
 		t.Skipf("no browser: %v", err)
 	}

@@ -29,6 +29,11 @@ type Result struct {
 	// Calls are the calls outside any step: planning and summarize.
 	Calls  []llm.Report `json:"calls"`
 	Totals Totals       `json:"totals"`
+	// Refused are the requests the allowed domains turned away, from any
+	// tab, frame or worker; ClosedTabs the new tabs the pages opened,
+	// each closed as it appeared. What a page tried, not what it got.
+	Refused    []string `json:"refused,omitempty"`
+	ClosedTabs []string `json:"closed_tabs,omitempty"`
 }
 
 // Step is one step of a run: a scripted action or a model's pick, what

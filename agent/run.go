@@ -71,6 +71,7 @@ func Run(ctx context.Context, t *Task, o Options) (Result, error) {
 	err := r.run(ctx)
 	r.res.Totals.ElapsedMS = time.Since(start).Milliseconds()
 	r.total()
+	r.res.Refused, r.res.ClosedTabs = o.Page.Blocked(), o.Page.ClosedTabs()
 	return r.res, err
 }
 

@@ -57,10 +57,7 @@ func (p *Page) pageAction(ctx context.Context, op, target string, fn func(ctx co
 
 // mark notes the page's state before an action.
 func (p *Page) mark(ctx context.Context) (pageState, int, int) {
-	p.mu.Lock()
-	blocked := len(p.blocked)
-	p.mu.Unlock()
-	return p.state(ctx), p.net.navCount(), blocked
+	return p.state(ctx), p.net.navCount(), p.blockedDocCount()
 }
 
 // errNoTarget is an element action given no element, as an Action built
@@ -320,10 +317,10 @@ func (p *Page) Navigate(ctx context.Context, rawURL string) (Outcome, error) {
 				target = u.String()
 			}
 		}
-		if u, err := url.Parse(target); err != nil || u.Scheme == "" {
-			return nil, fail("", "", ErrLoad, "%q is not a URL", rawURL)
+		if err := p.checkScheme(target); err != nil {
+			return nil, err
 		}
-		if !p.allowed(target) {
+		if !p.allow.url(target) {
 			p.mu.Lock()
 			p.blocked = append(p.blocked, safeURL(target))
 			p.mu.Unlock()
@@ -331,10 +328,14 @@ func (p *Page) Navigate(ctx context.Context, rawURL string) (Outcome, error) {
 		}
 		lctx, cancel := context.WithTimeout(ctx, p.opts.LoadTimeout)
 		defer cancel()
+		docs := p.blockedDocCount()
 		if err := chromedp.Do(lctx, chromedp.Navigate(target)); err != nil {
 			if lctx.Err() != nil {
 				// Stop the load, or the tab keeps waiting for it.
 				_ = chromedp.Do(ctx, chromedp.Stop())
+			}
+			if u := p.blockedDocsSince(docs); len(u) > 0 { // redirected off the allowed domains
+				return nil, fail("", "", ErrBlocked, "it redirected to %s", u[0])
 			}
 			return nil, loadError(err, lctx, p.opts.LoadTimeout)
 		}

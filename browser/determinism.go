@@ -3,7 +3,6 @@ package browser
 import (
 	"encoding/json"
 	"fmt"
-	"strings"
 	"time"
 )
 
@@ -57,22 +56,23 @@ self.Date = FixedDate;
 // socketGuardJS makes the page's WebSocket constructor refuse hosts off
 // the allowed domains, and every host in a replay (a recording holds no
 // socket traffic to answer with).
-func socketGuardJS(o Options) string {
-	allowed := []string{}
-	if o.Replay == nil {
-		for _, d := range o.AllowedDomains {
-			allowed = append(allowed, strings.ToLower(strings.TrimPrefix(d, ".")))
-		}
+func socketGuardJS(o Options, a allowlist) string {
+	names, ips := a.jsList()
+	if o.Replay != nil {
+		names, ips = []string{}, []string{}
 	}
-	list, _ := json.Marshal(allowed)
+	n, _ := json.Marshal(names)
+	ip, _ := json.Marshal(ips)
 	return fmt.Sprintf(`(() => {
 const Real = self.WebSocket;
 if (!Real || Real.__headroomGuard) return;
-const allowed = %s;
+const names = %s, ips = %s;
 const ok = (u) => {
   let h;
   try { h = new URL(u, location.href).hostname.toLowerCase(); } catch (e) { return false; }
-  return allowed.some(d => h === d || h.endsWith('.' + d));
+  if (h.startsWith('[')) h = h.slice(1, -1);
+  if (/^[0-9.]+$/.test(h) || h.includes(':')) return ips.includes(h);
+  return names.some(d => h === d || h.endsWith('.' + d));
 };
 const Guarded = new Proxy(Real, {
   construct(target, args, nt) {
@@ -82,5 +82,5 @@ const Guarded = new Proxy(Real, {
   get(target, key) { return key === '__headroomGuard' ? true : Reflect.get(target, key); },
 });
 self.WebSocket = Guarded;
-})();`, list)
+})();`, n, ip)
 }

@@ -82,7 +82,7 @@ func TestChromeKilledMidRun(t *testing.T) {
 func TestRendererCrash(t *testing.T) {
 	t.Parallel()
 	s := site(t)
-	p := open(t, Options{})
+	p := open(t, Options{AllowSchemes: []string{"chrome"}})
 	ctx := ctxT(t)
 	mustAct(t, Navigated)(p.Navigate(ctx, s.URL+"/shop/index.html"))
 	// The navigation itself may end as aborted before the crash is

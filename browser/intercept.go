@@ -26,12 +26,23 @@ func (p *Page) intercept(ev fetch.EventRequestPaused) {
 		p.recordResponse(ev)
 		return
 	}
-	if u := ev.Request.URL + ev.Request.URLFragment; !p.allowed(u) {
+	if u := ev.Request.URL + ev.Request.URLFragment; !p.allow.url(u) {
 		u = safeURL(u)
+		doc := ev.ResourceType == network.ResourceTypeDocument
 		p.mu.Lock()
 		p.blocked = append(p.blocked, u)
+		if doc && string(ev.FrameID) == string(p.targetID) { // a tab's main frame shares its target's id
+			p.blockedDocs = append(p.blockedDocs, u)
+		}
 		p.mu.Unlock()
 		p.opts.Logf("blocked %s %s: outside the allowed domains", ev.Request.Method, u)
+		if doc {
+			// An aborted navigation leaves the document where it was; a
+			// blocked one would replace it with an error page, and going
+			// back from there runs the page that navigated again.
+			p.failRequest(ev.RequestID, network.ErrorReasonAborted)
+			return
+		}
 		p.failRequest(ev.RequestID, network.ErrorReasonBlockedByClient)
 		return
 	}

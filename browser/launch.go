@@ -47,7 +47,7 @@ func findChrome(path string) (string, error) {
 // no background networking, ...) plus what a container needs: no GPU, no
 // component updates, a fixed window. chromedp adds --no-sandbox when
 // running as root and a fresh profile directory it removes afterwards.
-func launchFlags(execPath string, o Options) []chromedp.ExecAllocatorOption {
+func launchFlags(execPath string, o Options, sink *fence) []chromedp.ExecAllocatorOption {
 	out := o.ChromeOutput
 	if out == nil {
 		out = io.Discard
@@ -59,17 +59,27 @@ func launchFlags(execPath string, o Options) []chromedp.ExecAllocatorOption {
 		chromedp.Flag("disable-quic", true),
 		chromedp.Flag("disable-domain-reliability", true),
 		chromedp.Flag("no-pings", true),
+		// The browser's own calls home (sign-in, component and model
+		// updates, network time) would only meet the fence of a confined
+		// run, and cost time and a connection in any other.
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-features", "Translate,BlinkGenPropertyTrees,OptimizationHints,OptimizationHintsFetching,"+
+			"OptimizationGuideModelDownloading,OptimizationTargetPrediction,NetworkTimeServiceQuerying,MediaRouter,"+
+			"DialMediaRouteProvider,AutofillServerCommunication,CertificateTransparencyComponentUpdater,"+
+			"PrivacySandboxSettings4,SafeBrowsing,InterestFeedContentSuggestions,AccountConsistency,Signin"),
+		chromedp.Flag("disable-popup-blocking", false), // a page may not open windows unasked
 		chromedp.WindowSize(o.Width, o.Height),
 		chromedp.CombinedOutput(out),
 	)
 	for k, v := range o.Flags {
 		opts = append(opts, chromedp.Flag(k, v))
 	}
-	if o.Replay != nil {
-		// Replay answers inside the browser; whatever slips past it (a
-		// socket, a prefetch) meets a proxy that is not there, loopback
-		// included.
-		opts = append(opts, chromedp.ProxyServer("http://127.0.0.1:9"), chromedp.Flag("proxy-bypass-list", "<-loopback>"))
+	if sink != nil {
+		// A confined run's tab has its browser context and its proxy,
+		// the fence; what the browser sends outside any context goes to
+		// the sink, loopback included (Chrome bypasses proxies for
+		// loopback unless told not to).
+		opts = append(opts, chromedp.ProxyServer(sink.addr()), chromedp.Flag("proxy-bypass-list", "<-loopback>"))
 	}
 	return opts
 }

@@ -110,24 +110,35 @@ func (p *Page) settle(ctx context.Context, before pageState, navs, blocked int) 
 	return out, nil
 }
 
-// blockedSince turns a navigation the allowed domains refused into an
-// error, and takes the page back from the browser's error page.
+// blockedSince turns a navigation the allowed domains refused while an
+// action ran into an error. The refused navigation was aborted, so the
+// page stays where it was (and an error page, should one appear, is
+// left by going back).
 func (p *Page) blockedSince(ctx context.Context, n int, now pageState) error {
-	p.mu.Lock()
-	var refused []string
-	if len(p.blocked) > n {
-		refused = append(refused, p.blocked[n:]...)
-	}
-	p.mu.Unlock()
+	refused := p.blockedDocsSince(n)
 	if len(refused) == 0 {
 		return nil
 	}
 	if strings.HasPrefix(now.URL, "chrome-error:") {
 		_ = chromedp.Do(ctx, chromedp.NavigateBack())
 		_ = p.waitLoad(ctx, p.opts.LoadTimeout)
-		return fail("", "", ErrBlocked, "the page tried to load %s", refused[0])
 	}
-	return nil // a blocked subresource: the page stayed where it was
+	return fail("", "", ErrBlocked, "the page tried to go to %s", refused[0])
+}
+
+func (p *Page) blockedDocCount() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.blockedDocs)
+}
+
+func (p *Page) blockedDocsSince(n int) []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.blockedDocs) <= n {
+		return nil
+	}
+	return append([]string(nil), p.blockedDocs[n:]...)
 }
 
 func sleep(ctx context.Context, d time.Duration) bool {

@@ -16,10 +16,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/url"
 	"os"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -30,6 +28,7 @@ import (
 	"github.com/chromedp/cdproto/inspector"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 
 	"github.com/headroom-agent/headroom/browser/replay"
@@ -49,8 +48,16 @@ type Options struct {
 	// Width and Height of the viewport; 1280×800 when zero.
 	Width, Height int
 	// AllowedDomains, when set, confine the run: requests to any other
-	// host fail in the browser. "example.com" also allows its subdomains.
+	// host fail in the browser, whichever tab, frame or worker makes
+	// them. "example.com" also allows its subdomains; an IP address
+	// allows only itself. A launched browser (or an attached one on this
+	// machine) sends everything through a proxy of this Page that
+	// enforces the list; a browser attached elsewhere is confined in its
+	// tab only, and new tabs are closed.
 	AllowedDomains []string
+	// AllowSchemes are URL schemes beside http and https that Navigate
+	// may load, such as "file"; none by default.
+	AllowSchemes []string
 	// Record, when set, receives every exchange the page makes.
 	Record *replay.Recorder
 	// Replay, when set, answers every request from an archive; nothing
@@ -125,10 +132,11 @@ func (o *Options) defaults() {
 type Page struct {
 	opts Options
 
-	ctx         context.Context // the tab; lives until Close
-	cancelTab   context.CancelFunc
-	cancelAlloc context.CancelFunc
-	pid         int // launched Chrome's pid; 0 when attached
+	ctx           context.Context // the tab; lives until Close
+	cancelTab     context.CancelFunc
+	cancelBrowser context.CancelFunc // the launched browser's first tab, when the run's tab has a context of its own
+	cancelAlloc   context.CancelFunc
+	pid           int // launched Chrome's pid; 0 when attached
 
 	crashed atomic.Bool
 	dead    chan struct{} // closed when the renderer crashes
@@ -138,9 +146,17 @@ type Page struct {
 	pending sync.Map // fetch.RequestID → pending, while recording
 	seq     atomic.Int64
 
-	mu      sync.Mutex
-	blocked []string // URLs refused for being off the allowed domains
-	steps   int      // actions taken, for screenshot names
+	allow    allowlist // what the tab may load
+	confined bool      // allowed domains or a replay: every target is fenced
+	fence    *fence    // the tab's browser context's proxy; nil when not confined, or the browser is elsewhere
+	sink     *fence    // the launched browser's own proxy, refusing its calls home uncounted
+	targetID target.ID // the tab's own target, the one new tabs are not
+
+	mu          sync.Mutex
+	blocked     []string // URLs refused for being off the allowed domains
+	blockedDocs []string // of those, the documents: navigations refused
+	closedTabs  []string // new tabs the page opened, closed
+	steps       int      // actions taken, for screenshot names
 }
 
 // Open starts (or attaches to) a browser and opens one tab in it.
@@ -151,56 +167,118 @@ func Open(ctx context.Context, o Options) (*Page, error) {
 			return nil, &Error{Op: "launch", Kind: ErrLaunch, Detail: "allowed domains", Err: err}
 		}
 	}
-	p := &Page{opts: o, dead: make(chan struct{})}
+	if _, ok := o.Flags["proxy-server"]; ok && (len(o.AllowedDomains) > 0 || o.Replay != nil) {
+		return nil, &Error{Op: "launch", Kind: ErrLaunch, Detail: "the proxy-server flag cannot be combined with allowed domains or a replay: the run's own proxy enforces them"}
+	}
+	// In the tab, a replay answers what the allowed domains admit from
+	// its archive; beside the tab it reaches nothing, so its fence
+	// refuses every host.
+	p := &Page{opts: o, dead: make(chan struct{}), allow: newAllowlist(o.AllowedDomains, false)}
+	p.confined = len(o.AllowedDomains) > 0 || o.Replay != nil
+	if p.confined && (o.Remote == "" || remoteIsLocal(o.Remote)) {
+		fa := p.allow
+		if o.Replay != nil {
+			fa = newAllowlist(nil, true)
+		}
+		var err error
+		if p.fence, err = startFence(fa, p.refusedByFence); err != nil {
+			return nil, &Error{Op: "launch", Kind: ErrLaunch, Detail: "starting the run's proxy", Err: err}
+		}
+		if o.Remote == "" {
+			// The browser's own calls home (updates, sign-in) are no
+			// page's doing: they meet a proxy of their own that refuses
+			// them all and counts none.
+			if p.sink, err = startFence(newAllowlist(nil, true), nil); err != nil {
+				p.Close()
+				return nil, &Error{Op: "launch", Kind: ErrLaunch, Detail: "starting the run's proxy", Err: err}
+			}
+		}
+	} else if p.confined {
+		o.Logf("the browser at %s is not on this machine: requests are confined in the run's tab, and new tabs are closed", redactURL(o.Remote))
+	}
 	var allocCtx context.Context
 	what := "attaching to " + redactURL(o.Remote)
 	if o.Remote != "" {
 		var err error
 		allocCtx, p.cancelAlloc, err = remoteAllocator(o.Remote)
 		if err != nil {
+			p.Close()
 			return nil, err
 		}
 	} else {
 		exec, err := findChrome(o.ChromePath)
 		if err != nil {
+			p.Close()
 			return nil, err
 		}
 		what = "launching " + exec
 		if o.ReapHelpers {
 			becomeSubreaper()
 		}
-		allocCtx, p.cancelAlloc = chromedp.NewExecAllocator(context.Background(), launchFlags(exec, o)...)
+		allocCtx, p.cancelAlloc = chromedp.NewExecAllocator(context.Background(), launchFlags(exec, o, p.sink)...)
 	}
+	// The run's tab lives in a browser context of its own when it is
+	// attached (so closing it leaves the browser's other tabs alone) or
+	// fenced (the context's proxy is the fence, and every tab, frame and
+	// worker of the context goes through it). A launched browser must
+	// start before a context can be made in it.
+	parent := allocCtx
 	var tabOpts []chromedp.ContextOption
-	if o.Remote != "" {
-		tabOpts = append(tabOpts, chromedp.WithNewBrowserContext())
+	if o.Remote != "" || p.fence != nil {
+		if o.Remote == "" {
+			var cancel context.CancelFunc
+			parent, cancel = chromedp.NewContext(allocCtx)
+			p.cancelBrowser = cancel
+			err := startBrowser(ctx, parent, o.LoadTimeout)
+			if c := chromedp.FromContext(parent); c.Browser != nil && c.Browser.Process() != nil {
+				p.pid = c.Browser.Process().Pid // for Close to reap, should the tab fail
+			}
+			if err != nil {
+				p.Close()
+				return nil, &Error{Op: "launch", Kind: ErrLaunch, Detail: what, Err: err}
+			}
+		}
+		tabOpts = append(tabOpts, chromedp.WithNewBrowserContext(func(c *target.CreateBrowserContextParams) {
+			if p.fence != nil {
+				c.ProxyServer = p.fence.addr()
+				c.ProxyBypassList = "<-loopback>"
+			}
+		}))
 	}
 	// The browser lives as long as the tab context given to its first
 	// action: a context with no deadline, ended only by Close.
-	p.ctx, p.cancelTab = chromedp.NewContext(allocCtx, tabOpts...)
-
-	started := make(chan error, 1)
-	go func() { started <- chromedp.Do(p.ctx) }()
-	var err error
-	select {
-	case err = <-started:
-	case <-time.After(o.LoadTimeout):
-		err = fmt.Errorf("no answer from the browser after %s", o.LoadTimeout)
-	case <-ctx.Done():
-		err = ctx.Err()
-	}
-	if err != nil {
+	p.ctx, p.cancelTab = chromedp.NewContext(parent, tabOpts...)
+	if err := startBrowser(ctx, p.ctx, o.LoadTimeout); err != nil {
 		p.Close()
 		return nil, &Error{Op: "launch", Kind: ErrLaunch, Detail: what, Err: err}
 	}
-	if c := chromedp.FromContext(p.ctx); c.Browser != nil && c.Browser.Process() != nil {
+	c := chromedp.FromContext(p.ctx)
+	if c.Browser != nil && c.Browser.Process() != nil {
 		p.pid = c.Browser.Process().Pid
+	}
+	if c.Target != nil {
+		p.targetID = c.Target.TargetID
 	}
 	if err := p.setup(); err != nil {
 		p.Close()
 		return nil, &Error{Op: "launch", Kind: ErrLaunch, Detail: "setting up the tab", Err: err}
 	}
 	return p, nil
+}
+
+// startBrowser runs a context's first action, which starts its browser
+// or opens its tab, within limit.
+func startBrowser(ctx, tab context.Context, limit time.Duration) error {
+	started := make(chan error, 1)
+	go func() { started <- chromedp.Do(tab) }()
+	select {
+	case err := <-started:
+		return err
+	case <-time.After(limit):
+		return fmt.Errorf("no answer from the browser after %s", limit)
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // setup subscribes to the events the page needs and applies the run's
@@ -210,6 +288,11 @@ func (p *Page) setup() error {
 		return err
 	}
 	o := p.opts
+	if p.confined {
+		if err := chromedp.ListenBrowser(p.ctx, p.onBrowserEvent); err != nil {
+			return err
+		}
+	}
 	if o.Remote != "" {
 		if err := chromedp.Do(p.ctx, chromedp.EmulateViewport(int64(o.Width), int64(o.Height))); err != nil {
 			return err
@@ -234,16 +317,17 @@ func (p *Page) setup() error {
 			return err
 		}
 	}
-	if len(o.AllowedDomains) > 0 || o.Replay != nil {
+	if p.confined {
 		// WebSockets do not pass through the Fetch domain: the page's own
-		// constructor refuses them instead.
+		// constructor refuses them too, so a refusal is an exception the
+		// page sees at once rather than a failed handshake.
 		if _, err := chromedp.Call(p.ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{
-			Source: socketGuardJS(o), RunImmediately: new(true),
+			Source: socketGuardJS(o, p.allow), RunImmediately: new(true),
 		}); err != nil {
 			return err
 		}
 	}
-	if len(o.AllowedDomains) > 0 || o.Record != nil || o.Replay != nil {
+	if p.confined || o.Record != nil {
 		// Subscribe before enabling, so no paused request is missed; every
 		// paused request must be answered or the page hangs.
 		paused := chromedp.Events(p.ctx, fetch.RequestPaused)
@@ -265,6 +349,14 @@ func (p *Page) setup() error {
 // onEvent runs on the tab's read loop: it only updates counters.
 func (p *Page) onEvent(ev any) {
 	switch e := ev.(type) {
+	case *page.EventWindowOpen:
+		// A popup or a target=_blank link: its tab is closed as it
+		// appears (onBrowserEvent); this is where its URL is known.
+		u := safeURL(e.URL)
+		p.mu.Lock()
+		p.closedTabs = append(p.closedTabs, u)
+		p.mu.Unlock()
+		p.opts.Logf("closing the new tab the page opened (%s): a run has one tab", u)
 	case *inspector.EventTargetCrashed, *inspector.EventDetached:
 		p.crashed.Store(true)
 		p.dying.Do(func() { close(p.dead) })
@@ -295,10 +387,19 @@ func (p *Page) Close() error {
 	if p.cancelTab != nil {
 		p.cancelTab()
 	}
+	if p.cancelBrowser != nil {
+		p.cancelBrowser()
+	}
 	if p.cancelAlloc != nil {
 		p.cancelAlloc() // waits for a launched Chrome to exit and removes its profile
 	}
 	reap(helpers, 2*time.Second)
+	if p.fence != nil {
+		p.fence.close()
+	}
+	if p.sink != nil {
+		p.sink.close()
+	}
 	return nil
 }
 
@@ -310,6 +411,14 @@ func (p *Page) Blocked() []string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return append([]string(nil), p.blocked...)
+}
+
+// ClosedTabs lists the URLs of the new tabs and popups the page opened,
+// each closed as it appeared: a run has one tab.
+func (p *Page) ClosedTabs() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]string(nil), p.closedTabs...)
 }
 
 // URL is the page's current URL.
@@ -392,29 +501,6 @@ func processAlive(pid int) bool {
 	return proc.Signal(nil) == nil
 }
 
-// allowed reports whether the run may load u.
-func (p *Page) allowed(u string) bool {
-	if len(p.opts.AllowedDomains) == 0 {
-		return true
-	}
-	pu, err := url.Parse(u)
-	if err != nil {
-		return false
-	}
-	switch pu.Scheme {
-	case "data", "blob", "about", "javascript":
-		return true
-	}
-	host := strings.ToLower(pu.Hostname())
-	for _, d := range p.opts.AllowedDomains {
-		d = strings.ToLower(strings.TrimPrefix(d, "."))
-		if host == d || strings.HasSuffix(host, "."+d) {
-			return true
-		}
-	}
-	return false
-}
-
 // safeURL is a page URL fit for logs and errors: no user:password, and
 // key, token and password parameters redacted.
 func safeURL(u string) string {
@@ -423,30 +509,6 @@ func safeURL(u string) string {
 		u = pu.String()
 	}
 	return replay.DefaultRedactor().URL(u)
-}
-
-// CheckDomain says whether d can be an allowed domain: a host name such
-// as example.com (which also allows its subdomains) or an IP address.
-func CheckDomain(d string) error {
-	h := strings.TrimPrefix(d, ".")
-	if net.ParseIP(h) != nil {
-		return nil
-	}
-	ok := h != "" && len(h) <= 253
-	for _, label := range strings.Split(h, ".") {
-		if label == "" || len(label) > 63 || strings.HasPrefix(label, "-") || strings.HasSuffix(label, "-") {
-			ok = false
-		}
-		for _, r := range label {
-			if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-') {
-				ok = false
-			}
-		}
-	}
-	if !ok {
-		return fmt.Errorf("%q is not a host name or IP address (want example.com, no scheme, port or path)", d)
-	}
-	return nil
 }
 
 // redactURL drops credentials and query from a browser address for errors.

@@ -17,6 +17,10 @@ type Recording struct {
 	Steps    []Step
 	Outcomes []Outcome
 	Title    string
+	// Refused and ClosedTabs are what the page tried beyond the allowed
+	// domains and its one tab (Page.Blocked, Page.ClosedTabs).
+	Refused    []string
+	ClosedTabs []string
 }
 
 // Record loads startURL, waits for the requests the page makes after
@@ -30,8 +34,11 @@ func Record(ctx context.Context, o Options, startURL string, steps []Step, dir s
 	if err != nil {
 		return nil, err
 	}
-	defer p.Close()
 	rec := &Recording{URL: startURL, Steps: steps}
+	defer func() {
+		p.Close()
+		rec.Refused, rec.ClosedTabs = p.Blocked(), p.ClosedTabs()
+	}()
 	if rec.Outcomes, err = p.Walk(ctx, startURL, Actions(steps, dir)...); err != nil {
 		return rec, err
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/headroom-agent/headroom/browser"
+	"github.com/headroom-agent/headroom/internal/redact"
 )
 
 // browserFlags are the flags of every command that drives a browser.
@@ -15,6 +16,8 @@ type browserFlags struct {
 	chrome  string
 	remote  string
 	allow   listFlag
+	schemes listFlag
+	redact  listFlag
 	timeout time.Duration
 	verbose bool
 	steps   string
@@ -30,7 +33,9 @@ func (b *browserFlags) add(fs *flag.FlagSet) {
 func (b *browserFlags) addBrowser(fs *flag.FlagSet) {
 	fs.StringVar(&b.chrome, "chrome", "", "Chrome or Chromium `path` to launch (default $CHROME_PATH, then chromium, google-chrome, ... on $PATH)")
 	fs.StringVar(&b.remote, "browser", "", "attach to a running browser at this DevTools `address` (ws://host:port/devtools/browser/ID or http://host:port) instead of launching one")
-	fs.Var(&b.allow, "allow", "allow only this `domain` (and its subdomains); repeat for more; default: any")
+	fs.Var(&b.allow, "allow", "allow only this `domain` (and its subdomains) or IP address, in every tab, frame and worker; repeat for more; default: any")
+	fs.Var(&b.schemes, "allow-scheme", "let navigations load this URL `scheme` too (file, data, chrome, ...); only http and https by default")
+	fs.Var(&b.redact, "redact-name", "treat this header, query parameter or body field `name` as secret too, in HAR files, cassettes, logs and errors; repeat for more")
 	fs.DurationVar(&b.timeout, "load-timeout", 30*time.Second, "give up on a page that has not loaded within this `duration`")
 	fs.BoolVar(&b.verbose, "v", false, "log blocked requests and Chrome's own output to stderr")
 }
@@ -39,13 +44,22 @@ func (b *browserFlags) addBrowser(fs *flag.FlagSet) {
 func (b *browserFlags) load() ([]browser.Step, error) {
 	for _, d := range b.allow {
 		for _, p := range strings.Split(d, ",") {
-			if p = strings.TrimSpace(p); p != "" {
-				if err := browser.CheckDomain(p); err != nil {
-					return nil, fmt.Errorf("--allow: %w", err)
-				}
+			if err := browser.CheckDomain(strings.TrimSpace(p)); err != nil {
+				return nil, fmt.Errorf("--allow: %w", err)
 			}
 		}
 	}
+	for _, s := range b.schemes {
+		if s == "" || strings.Trim(strings.ToLower(s), "abcdefghijklmnopqrstuvwxyz0123456789+-.") != "" {
+			return nil, fmt.Errorf("--allow-scheme %q: want a URL scheme such as file or data, without a colon", s)
+		}
+	}
+	for _, n := range b.redact {
+		if redact.Normalize(n) == "" {
+			return nil, fmt.Errorf("--redact-name %q: want a header, parameter or field name such as x-tenant-key", n)
+		}
+	}
+	redact.Extend(b.redact...)
 	if b.steps == "" {
 		return nil, nil
 	}
@@ -53,12 +67,10 @@ func (b *browserFlags) load() ([]browser.Step, error) {
 }
 
 func (b *browserFlags) options(stderr io.Writer) browser.Options {
-	o := browser.Options{ChromePath: b.chrome, Remote: b.remote, LoadTimeout: b.timeout}
+	o := browser.Options{ChromePath: b.chrome, Remote: b.remote, LoadTimeout: b.timeout, AllowSchemes: b.schemes}
 	for _, d := range b.allow {
 		for _, p := range strings.Split(d, ",") {
-			if p = strings.TrimSpace(p); p != "" {
-				o.AllowedDomains = append(o.AllowedDomains, p)
-			}
+			o.AllowedDomains = append(o.AllowedDomains, strings.TrimSpace(p))
 		}
 	}
 	o.Logf = func(format string, args ...any) {

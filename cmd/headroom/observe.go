@@ -75,6 +75,7 @@ func runObserve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if err == nil {
 		snap, err = p.Observe(ctx)
 	}
+	reportFence(stderr, "observe", p.Blocked(), p.ClosedTabs(), bf.verbose)
 	if err != nil {
 		fprintf(stderr, "headroom observe: %v\n", err)
 		return browserExit(ctx, err)
@@ -98,7 +99,9 @@ func runObserve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			Rendered    string            `json:"rendered"`
 			Truncated   bool              `json:"truncated"`
 			Replay      *replay.Stats     `json:"replay,omitempty"`
-		}{snap.URL, snap.Title, snap.Fingerprint, snap.Elements, snap.Text, rendered, truncated, stats})
+			Refused     []string          `json:"refused,omitempty"`
+			ClosedTabs  []string          `json:"closed_tabs,omitempty"`
+		}{snap.URL, snap.Title, snap.Fingerprint, snap.Elements, snap.Text, rendered, truncated, stats, p.Blocked(), p.ClosedTabs()})
 	} else {
 		fprintf(stdout, "%s", rendered)
 	}

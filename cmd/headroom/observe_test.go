@@ -48,3 +48,32 @@ func TestObserveRefusesWhatIsNotAPage(t *testing.T) {
 		}
 	}
 }
+
+// A value that would widen the fence, or name no scheme or secret, is bad
+// usage, said before any browser starts.
+func TestBrowserFlagsRefuseWhatWouldWidenTheFence(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--allow", ""}, `--allow: an allowed domain is empty`},
+		{[]string{"--allow", "example.com,"}, `--allow: an allowed domain is empty`},
+		{[]string{"--allow", "1"}, `write the address in full`},
+		{[]string{"--allow", "0.0.1"}, `write the address in full`},
+		{[]string{"--allow", "http://example.com"}, `is not a host name or IP address`},
+		{[]string{"--allow-scheme", "file:"}, `--allow-scheme "file:": want a URL scheme`},
+		{[]string{"--allow-scheme", ""}, `--allow-scheme "": want a URL scheme`},
+		{[]string{"--redact-name", "--"}, `--redact-name "--": want a header, parameter or field name`},
+	} {
+		for _, cmd := range []string{"observe", "record"} {
+			args := append([]string{cmd, "http://127.0.0.1:1/", "--out", filepath.Join(t.TempDir(), "x.har"), "--chrome", "/nonexistent/chrome"}, c.args...)
+			if cmd == "observe" {
+				args = append([]string{cmd, "http://127.0.0.1:1/", "--chrome", "/nonexistent/chrome"}, c.args...)
+			}
+			code, _, errs := runArgs(t, args...)
+			if code != exitUsage || !strings.Contains(errs, c.want) {
+				t.Errorf("%s %q: exit %d, stderr %q; want 2 and %q", cmd, c.args, code, errs, c.want)
+			}
+		}
+	}
+}

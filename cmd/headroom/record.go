@@ -18,14 +18,13 @@ import (
 func runRecord(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("record", "URL", stderr)
 	out := fs.String("out", "", "HAR `file` to write (required)")
-	var keep, redact listFlag
+	var keep listFlag
+	var bf browserFlags
 	fs.Var(&keep, "keep-name", "record this header, query parameter or body field `name` as it is, though it is redacted by default; repeat for more")
-	fs.Var(&redact, "redact-name", "redact this header, query parameter or body field `name` too; repeat for more")
 	fs.Var(&keep, "keep-header", "the same as --keep-name")
-	fs.Var(&redact, "redact-header", "the same as --redact-name")
+	fs.Var(&bf.redact, "redact-header", "the same as --redact-name")
 	shots := fs.String("screenshots", "", "save a PNG after every step in this `directory`")
 	asJSON := fs.Bool("json", false, "print the summary as JSON")
-	var bf browserFlags
 	bf.add(fs)
 	pos, code, done := parseMixed(fs, args, stdout)
 	if done {
@@ -46,8 +45,9 @@ func runRecord(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return exitUsage
 	}
 	start := pos[0]
+	shown := replay.DefaultRedactor().URL(start) // what is printed: no secret parameters
 	if u, err := url.Parse(start); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		fprintf(stderr, "headroom record: %q is not an http(s) URL\n", start)
+		fprintf(stderr, "headroom record: %q is not an http(s) URL\n", shown)
 		return exitUsage
 	}
 	if *shots != "" {
@@ -60,14 +60,11 @@ func runRecord(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	for _, h := range keep {
 		red.Keep(h)
 	}
-	for _, h := range redact {
-		red.Add(h)
-	}
 	rec := replay.NewRecorder(time.Now().UTC().Truncate(time.Second), red, "headroom", versionString())
 	o := bf.options(stderr)
 	o.Record = rec
 	o.ScreenshotDir = *shots
-	fprintf(stderr, "headroom record: loading %s\n", start)
+	fprintf(stderr, "headroom record: loading %s\n", shown)
 	r, err := browser.Record(ctx, o, start, steps, *shots)
 
 	// What was recorded is written even when a step failed or the run
@@ -80,16 +77,20 @@ func runRecord(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		}
 	}
 	summary := struct {
-		URL      string   `json:"url"`
-		Out      string   `json:"out"`
-		Requests int      `json:"requests"`
-		Steps    int      `json:"steps"`
-		Outcomes []string `json:"outcomes,omitempty"`
-		Title    string   `json:"title,omitempty"`
-		Error    string   `json:"error,omitempty"`
-	}{URL: start, Out: *out, Requests: n, Steps: len(steps)}
+		URL        string   `json:"url"`
+		Out        string   `json:"out"`
+		Requests   int      `json:"requests"`
+		Steps      int      `json:"steps"`
+		Outcomes   []string `json:"outcomes,omitempty"`
+		Title      string   `json:"title,omitempty"`
+		Error      string   `json:"error,omitempty"`
+		Refused    []string `json:"refused,omitempty"`
+		ClosedTabs []string `json:"closed_tabs,omitempty"`
+	}{URL: shown, Out: *out, Requests: n, Steps: len(steps)}
 	if r != nil {
 		summary.Title = r.Title
+		summary.Refused, summary.ClosedTabs = r.Refused, r.ClosedTabs
+		reportFence(stderr, "record", r.Refused, r.ClosedTabs, bf.verbose)
 		for _, o := range r.Outcomes {
 			summary.Outcomes = append(summary.Outcomes, o.String())
 		}
@@ -100,7 +101,7 @@ func runRecord(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if *asJSON {
 		printJSON(stdout, summary)
 	} else if n > 0 || err == nil {
-		fprintf(stdout, "recorded %d requests from %s to %s\n", n, start, *out)
+		fprintf(stdout, "recorded %d requests from %s to %s\n", n, shown, *out)
 	}
 	if err == nil {
 		return exitOK

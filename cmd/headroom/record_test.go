@@ -95,3 +95,27 @@ func TestRecordBadInput(t *testing.T) {
 		t.Error("a failed recording with nothing in it wrote a HAR")
 	}
 }
+
+// A name given with --redact is secret in the HAR like the built-in ones.
+func TestRecordRedactsTheNamesItIsGiven(t *testing.T) {
+	srv, err := testsite.Start("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	har := filepath.Join(t.TempDir(), "shop.har")
+	code, _, errs := runCmd(t, "record", srv.URL+"/shop/index.html?billing_ref=CANARY-BILL-77&q=desk", "--out", har, "--redact-name", "billing-ref")
+	if code != exitOK {
+		t.Fatalf("record exited %d: %s", code, errs)
+	}
+	raw, err := os.ReadFile(har)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(raw), "CANARY-BILL-77") || strings.Contains(errs, "CANARY-BILL-77") {
+		t.Errorf("the value of a --redact name reached the HAR or stderr")
+	}
+	if !strings.Contains(string(raw), "q=desk") {
+		t.Errorf("the HAR lost the parameters that are not secret")
+	}
+}

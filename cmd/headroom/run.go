@@ -112,6 +112,7 @@ func runTask(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	})
 	page.Close()
 	res.Totals.PeakRSSMB, res.Totals.ChromePeakRSSMB = watch.stop()
+	reportFence(stderr, "run", res.Refused, res.ClosedTabs, bf.verbose)
 
 	code = exitCode(ctx, res.Status, runErr)
 	if rec != nil && rec.Len() > 0 {
