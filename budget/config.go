@@ -69,9 +69,15 @@ type Deployment struct {
 	// Deployment is the name Azure knows it by; default Name.
 	Deployment string `yaml:"deployment"`
 	// APIVersion is sent with every call; default DefaultAPIVersion.
-	APIVersion   string `yaml:"api_version"`
+	APIVersion string `yaml:"api_version"`
+	// Model decides how requests are shaped (its family: see Models);
+	// ModelVersion with it, what a pool may mix.
 	Model        string `yaml:"model"`
 	ModelVersion string `yaml:"model_version"`
+	// Family is chat or reasoning, for a model the family table does not
+	// know (a fine-tune, a new release); filled in from the table
+	// otherwise. An unknown model without it is an error.
+	Family Family `yaml:"family"`
 	// Region and Subscription place a Standard deployment in its quota:
 	// Azure counts Standard quota per subscription, region and model.
 	Region       string `yaml:"region"`
@@ -360,6 +366,15 @@ func (d *Deployment) check(f string, bad errorf) error {
 	case !(d.Weight >= 0) || math.IsInf(d.Weight, 1):
 		return bad(f+".weight", "%v: the weight must be a number of at least 0 (0 means 1)", d.Weight)
 	}
+	info, err := ModelFamily(d.Model, d.Family)
+	if err != nil {
+		field := f + ".model"
+		if d.Family != "" {
+			field = f + ".family"
+		}
+		return bad(field, "%v", err)
+	}
+	d.Family = info.Family
 	if d.RPM == 0 {
 		d.RPM = DefaultRPM(d.Model, d.TPM)
 	}

@@ -56,14 +56,19 @@ const (
 )
 
 // builtins are the four types every agent step uses. All run at
-// temperature 0 (the zero value): the same page gets the same answer,
-// which replays and cassettes rely on.
+// temperature 0 (the zero value) on chat models: the same page gets the
+// same answer, which replays and cassettes rely on. On a reasoning model
+// (which takes no temperature) the picks and checks ask for minimal
+// effort (low where the model has no minimal), planning and the summary
+// for low; a config raises them per type.
 func builtins() []Type {
 	return []Type{
 		{
-			Name:      Planning,
-			MaxTokens: planningCap,
-			Priority:  Interactive,
+			Name: Planning,
+			// On a reasoning model: low effort, the least that does the job.
+			ReasoningEffort: "low",
+			MaxTokens:       planningCap,
+			Priority:        Interactive,
 			System: fmt.Sprintf(`You plan how a browser agent will reach a goal on a website.
 The user message is JSON: the goal and the page the agent is on (url, title, its interactive elements by index, and its visible text).
 Reply with 1 to %d steps in the order the agent should take them. Each step is one short instruction of at most %d characters, naming what to click, type or read; do not number them. Plan only what the pages can do, and end with the step that yields what the goal asks for.`,
@@ -79,9 +84,11 @@ Reply with 1 to %d steps in the order the agent should take them. Each step is o
 			Input: JSONInput[PlanInput]("goal"),
 		},
 		{
-			Name:      ClickPick,
-			MaxTokens: clickPickCap,
-			Priority:  Interactive,
+			Name: ClickPick,
+			// On a reasoning model: minimal effort, the least that does the job.
+			ReasoningEffort: "minimal",
+			MaxTokens:       clickPickCap,
+			Priority:        Interactive,
 			System: fmt.Sprintf(`You choose a browser agent's next action toward a goal.
 The user message is JSON: the goal, the plan and the current step (counted from 0), the page (url, title, its interactive elements by index, and its visible text), notes on older steps and the last steps taken, each written as: action [index] "text" on the element → what happened.
 Reply with one action:
@@ -119,9 +126,11 @@ Use only indexes listed in the page's elements; index is -1 when the action has 
 			Input: JSONInput[PickInput]("goal"),
 		},
 		{
-			Name:      YesNo,
-			MaxTokens: yesNoCap,
-			Priority:  Interactive,
+			Name: YesNo,
+			// On a reasoning model: minimal effort, the least that does the job.
+			ReasoningEffort: "minimal",
+			MaxTokens:       yesNoCap,
+			Priority:        Interactive,
 			System: fmt.Sprintf(`You check a browser agent's progress.
 The user message is JSON: a question (did the last action achieve what it meant to, or is the goal met), the goal, the last action and the page as it is now (url, title, its interactive elements by index, and its visible text).
 Answer true only if the page shows it, false otherwise. reason gives the evidence from the page in at most %d characters.`,
@@ -137,9 +146,11 @@ Answer true only if the page shows it, false otherwise. reason gives the evidenc
 			Input: JSONInput[CheckInput]("question", "goal"),
 		},
 		{
-			Name:      Summarize,
-			MaxTokens: summarizeCap,
-			Priority:  Interactive,
+			Name: Summarize,
+			// On a reasoning model: low effort, the least that does the job.
+			ReasoningEffort: "low",
+			MaxTokens:       summarizeCap,
+			Priority:        Interactive,
 			System: fmt.Sprintf(`You write the final answer of a browser task.
 The user message is JSON: the goal, the page the task ended on (url, title, its interactive elements by index, and its visible text) and notes from earlier steps, oldest first.
 Answer what the goal asks, using only the page and the notes; give the values it asks for exactly as they appear. If the answer is not there, say so and say what was found instead. At most %d characters, no preamble.`,

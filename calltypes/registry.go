@@ -44,9 +44,20 @@ type Type struct {
 	// charged cap, so it needs AllowN.
 	N int64
 	// AllowN is the explicit opt-in to N > 1.
-	AllowN      bool
+	AllowN bool
+	// Temperature is sent to chat models; reasoning models take only
+	// their default, so none is sent to them.
 	Temperature float64
 	Priority    Priority // "" means Interactive
+	// ReasoningEffort is the reasoning_effort sent to a reasoning model
+	// (minimal, low, medium, high); "" means low. A model that does not
+	// take minimal gets low.
+	ReasoningEffort string
+	// ReasoningTokens is the room given to reasoning on a reasoning
+	// model, on top of MaxTokens (the visible answer's cap): the cap sent
+	// as max_completion_tokens, and reserved, is their sum. 0 means the
+	// allowance of the effort (see llm.ReasoningAllowance).
+	ReasoningTokens int64
 	// System is the system prompt.
 	System string
 	// Schema is the JSON schema of the answer, sent as a strict
@@ -65,6 +76,9 @@ type Type struct {
 	Input func(in json.RawMessage) error
 }
 
+// Efforts are the reasoning efforts, least first.
+var Efforts = []string{"minimal", "low", "medium", "high"}
+
 // Override is a config file's change to a registered type. Zero fields
 // keep the type's value; AllowN can grant the opt-in to n > 1, not take it
 // back.
@@ -74,6 +88,9 @@ type Override struct {
 	AllowN      bool     `yaml:"allow_n" json:"allow_n"`
 	Temperature *float64 `yaml:"temperature" json:"temperature"`
 	Priority    Priority `yaml:"priority" json:"priority"`
+	// ReasoningEffort and ReasoningTokens apply on reasoning models.
+	ReasoningEffort string `yaml:"reasoning_effort" json:"reasoning_effort"`
+	ReasoningTokens int64  `yaml:"reasoning_tokens" json:"reasoning_tokens"`
 }
 
 // Registry holds call types by name. It is safe for concurrent use; the
@@ -214,6 +231,12 @@ func (r *Registry) Override(name string, o Override) error {
 	if o.Priority != "" {
 		t.Priority = o.Priority
 	}
+	if o.ReasoningEffort != "" {
+		t.ReasoningEffort = o.ReasoningEffort
+	}
+	if o.ReasoningTokens != 0 {
+		t.ReasoningTokens = o.ReasoningTokens
+	}
 	t, err := check(t, r.modelLimit())
 	if err == nil {
 		r.types[i] = t
@@ -272,6 +295,12 @@ func check(t Type, limit int64) (Type, error) {
 		return fail("n %d needs allow_n: every extra choice is charged max_tokens again; set allow_n to opt in, or use n 1", t.N)
 	case math.IsNaN(t.Temperature) || t.Temperature < 0 || t.Temperature > 2:
 		return fail("temperature %v is outside 0 to 2", t.Temperature)
+	case t.ReasoningEffort != "" && !slices.Contains(Efforts, t.ReasoningEffort):
+		return fail("reasoning_effort %q is unknown: use minimal, low, medium or high", t.ReasoningEffort)
+	case t.ReasoningTokens < 0:
+		return fail("reasoning_tokens %d is negative: leave it out for the effort's allowance", t.ReasoningTokens)
+	case t.MaxTokens+t.ReasoningTokens > limit:
+		return fail("max_tokens %d and reasoning_tokens %d make %d, above the model's output limit %d", t.MaxTokens, t.ReasoningTokens, t.MaxTokens+t.ReasoningTokens, limit)
 	case t.Parse == nil:
 		return fail("no Parse func: set one (JSONParser builds it from the answer's Go type)")
 	case t.Schema == nil:

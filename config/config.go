@@ -30,6 +30,10 @@ type File struct {
 	// are secret, beside the built-in list (internal/redact); Apply adds
 	// them for the whole process.
 	Redact []string `yaml:"redact"`
+	// ReasoningTokens changes the room given to reasoning on a reasoning
+	// model at each effort (minimal, low, medium, high), for the types
+	// that set no reasoning_tokens of their own (llm.ReasoningAllowance).
+	ReasoningTokens map[string]int64 `yaml:"reasoning_tokens"`
 
 	name string
 	doc  *yamlconf.Doc
@@ -63,6 +67,14 @@ func Parse(name string, data []byte) (*File, []budget.Warning, error) {
 	for i, n := range f.Redact {
 		if redact.Normalize(n) == "" {
 			return nil, nil, doc.Errorf(fmt.Sprintf("redact[%d]", i), "%q is not a name: give a header, parameter or field name such as x-tenant-key", n)
+		}
+	}
+	for e, n := range f.ReasoningTokens {
+		if !slices.Contains(calltypes.Efforts, e) {
+			return nil, nil, doc.Errorf("reasoning_tokens", "%q is not a reasoning effort: use minimal, low, medium or high", e)
+		}
+		if n <= 0 {
+			return nil, nil, doc.Errorf("reasoning_tokens."+e, "%d: the room for reasoning must be above zero", n)
 		}
 	}
 	ws, err := f.Budget.CheckFile(name, doc.Line)

@@ -37,6 +37,9 @@ type Caller struct {
 	Truncation Truncation
 	// Cassette records every exchange, or answers from a recording.
 	Cassette *Cassette
+	// Shape writes requests for the model family behind them; the zero
+	// value is a chat model. Open sets it from the config's default pool.
+	Shape Shape
 
 	mu     sync.Mutex
 	stats  map[string]*TypeStats
@@ -69,8 +72,13 @@ func (c *Caller) OnClose(f func() error) {
 type TypeStats struct {
 	Calls     int64 `json:"calls"`
 	Truncated int64 `json:"truncated"` // answers cut at the cap: the cap is too tight
-	Repaired  int64 `json:"repaired"`  // invalid answers fixed by one repair request
-	Invalid   int64 `json:"invalid"`   // answers still invalid after it
+	// ReasoningTruncated counts the calls whose cap went to reasoning with
+	// no answer written (a reasoning model), apart from Truncated; by
+	// deployment in ReasoningTruncatedBy.
+	ReasoningTruncated   int64            `json:"reasoning_truncated,omitempty"`
+	ReasoningTruncatedBy map[string]int64 `json:"reasoning_truncated_by,omitempty"`
+	Repaired             int64            `json:"repaired"` // invalid answers fixed by one repair request
+	Invalid              int64            `json:"invalid"`  // answers still invalid after it
 }
 
 // TruncatedError is an answer cut at its cap (finish_reason "length").
@@ -134,7 +142,14 @@ func (c *Caller) Stats() map[string]TypeStats {
 	defer c.mu.Unlock()
 	out := make(map[string]TypeStats, len(c.stats))
 	for k, v := range c.stats {
-		out[k] = *v
+		x := *v
+		if v.ReasoningTruncatedBy != nil {
+			x.ReasoningTruncatedBy = make(map[string]int64, len(v.ReasoningTruncatedBy))
+			for d, n := range v.ReasoningTruncatedBy {
+				x.ReasoningTruncatedBy[d] = n
+			}
+		}
+		out[k] = x
 	}
 	return out
 }
@@ -191,14 +206,19 @@ func (c *Caller) Call(ctx context.Context, typeName string, input any, o CallOpt
 	}
 	c.count(t.Name, func(s *TypeStats) { s.Calls++ })
 	msgs := []tokens.Message{{Role: "system", Content: t.System}, {Role: "user", Content: string(in)}}
-	rep := Report{Type: t.Name, MaxTokens: t.MaxTokens, N: max(1, t.N)}
+	cap := c.Shape.Cap(t, t.MaxTokens)
+	rep := Report{Type: t.Name, MaxTokens: cap, N: max(1, t.N)}
+	if c.Shape.Reasoning() {
+		rep.ReasoningEffort = c.Shape.effort(t)
+	}
 
-	text, err := c.exchange(ctx, t, msgs, t.MaxTokens, o, &rep)
+	text, err := c.exchange(ctx, t, msgs, cap, o, &rep)
 	var tr *TruncatedError
-	if errors.As(err, &tr) && c.Truncation == RetryTruncated {
+	var rt *ReasoningTruncatedError
+	if (errors.As(err, &tr) || errors.As(err, &rt)) && c.Truncation == RetryTruncated {
 		// Once, with twice the cap: the answer is worth more than its
 		// tokens, but the cap stays a property of the type.
-		rep.MaxTokens = min(2*t.MaxTokens, c.Types.ModelLimit())
+		rep.MaxTokens = min(2*cap, c.Types.ModelLimit())
 		rep.Retries++
 		text, err = c.exchange(ctx, t, msgs, rep.MaxTokens, o, &rep)
 	}
@@ -234,7 +254,7 @@ func (c *Caller) exchange(ctx context.Context, t calltypes.Type, msgs []tokens.M
 			return "", &OverBudgetError{Type: t.Name, Need: need, Left: max(0, left)}
 		}
 	}
-	params := request(t, msgs, maxTokens)
+	params := c.Shape.request(t, msgs, maxTokens)
 	body, err := json.Marshal(params)
 	if err != nil {
 		return "", err
@@ -276,6 +296,19 @@ func (c *Caller) exchange(ctx context.Context, t calltypes.Type, msgs []tokens.M
 	if len(res.Choices) == 0 {
 		return "", fmt.Errorf("llm: the %s answer has no choices", t.Name)
 	}
+	reasoning := res.Usage.CompletionTokensDetails.ReasoningTokens
+	rep.ReasoningTokens += reasoning
+	if res.Choices[0].FinishReason == "length" && res.Choices[0].Message.Content == "" && reasoning > 0 {
+		dep := rep.Deployment
+		c.count(t.Name, func(s *TypeStats) {
+			s.ReasoningTruncated++
+			if s.ReasoningTruncatedBy == nil {
+				s.ReasoningTruncatedBy = map[string]int64{}
+			}
+			s.ReasoningTruncatedBy[dep]++
+		})
+		return "", &ReasoningTruncatedError{Type: t.Name, Deployment: dep, MaxTokens: maxTokens, Reasoning: reasoning, Effort: c.Shape.effort(t)}
+	}
 	if res.Choices[0].FinishReason == "length" {
 		c.count(t.Name, func(s *TypeStats) { s.Truncated++ })
 		return "", &TruncatedError{Type: t.Name, MaxTokens: maxTokens}
@@ -283,13 +316,12 @@ func (c *Caller) exchange(ctx context.Context, t calltypes.Type, msgs []tokens.M
 	return res.Choices[0].Message.Content, nil
 }
 
-// request builds the chat request of a call type: its cap, n, temperature
-// and strict JSON schema. The model is set per attempt by the dispatcher.
-func request(t calltypes.Type, msgs []tokens.Message, maxTokens int64) openai.ChatCompletionNewParams {
+// request builds the chat request of a call type: its cap, n,
+// temperature or reasoning effort (as the model family takes them) and
+// strict JSON schema. The model is set per attempt by the dispatcher.
+func (s Shape) request(t calltypes.Type, msgs []tokens.Message, maxTokens int64) openai.ChatCompletionNewParams {
 	p := openai.ChatCompletionNewParams{
-		MaxTokens:   openai.Int(maxTokens),
-		N:           openai.Int(max(1, t.N)),
-		Temperature: openai.Float(t.Temperature),
+		N: openai.Int(max(1, t.N)),
 		ResponseFormat: openai.ChatCompletionNewParamsResponseFormatUnion{
 			OfJSONSchema: &shared.ResponseFormatJSONSchemaParam{
 				JSONSchema: shared.ResponseFormatJSONSchemaJSONSchemaParam{
@@ -298,6 +330,7 @@ func request(t calltypes.Type, msgs []tokens.Message, maxTokens int64) openai.Ch
 			},
 		},
 	}
+	s.apply(&p, t, maxTokens)
 	for _, m := range msgs {
 		switch m.Role {
 		case "system":

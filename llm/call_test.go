@@ -35,7 +35,15 @@ type simCaller struct {
 
 func newSimCaller(t *testing.T, reply string, models map[string]azuresim.Model) *simCaller {
 	t.Helper()
-	sim, err := azuresim.New(azuresim.Config{Deployments: []azuresim.Deployment{{Name: "d", Model: "gpt-4o", TPM: 1_000_000, Reply: reply}}}, azuresim.Options{Models: models})
+	return newModelCaller(t, azuresim.Deployment{Model: "gpt-4o", Reply: reply}, nil, models)
+}
+
+// newModelCaller is a simCaller over one simulated deployment d (named
+// "d", 1M TPM), with the config file f changes applied.
+func newModelCaller(t *testing.T, d azuresim.Deployment, change func(*config.File), models map[string]azuresim.Model) *simCaller {
+	t.Helper()
+	d.Name, d.TPM = "d", 6_000_000
+	sim, err := azuresim.New(azuresim.Config{Deployments: []azuresim.Deployment{d}}, azuresim.Options{Models: models})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +60,10 @@ func newSimCaller(t *testing.T, reply string, models map[string]azuresim.Model) 
 		h.ServeHTTP(w, r)
 	}))
 	t.Cleanup(ts.Close)
-	f := &config.File{Budget: budget.Config{Deployments: []budget.Deployment{{Name: "d", Endpoint: ts.URL, Model: "gpt-4o", TPM: 1_000_000, Auth: budget.Auth{APIKeyEnv: "K"}}}}}
+	f := &config.File{Budget: budget.Config{Deployments: []budget.Deployment{{Name: "d", Endpoint: ts.URL, Model: d.Model, TPM: 1_000_000, Auth: budget.Auth{APIKeyEnv: "K"}}}}}
+	if change != nil {
+		change(f)
+	}
 	c, err := Open(context.Background(), f, Options{Dispatcher: DispatcherOptions{Getenv: func(string) string { return "sk-test-secret-0123456789" }}})
 	if err != nil {
 		t.Fatal(err)

@@ -165,6 +165,18 @@ func (d *Dispatcher) do(ctx context.Context, c budget.Call, send attempt) (*budg
 		r.Deployment, r.TokensReserved = lease.Deployment.Name, lease.Reservation.Tokens
 	}
 	var ce *budget.CallError
+	var ae *openai.Error
+	if errors.As(err, &ce) && ce.Status == http.StatusBadRequest && errors.As(err, &ae) && ae.Message != "" {
+		// What Azure says of a bad request is what the user must fix.
+		msg := ae.Message
+		if len(msg) > 400 {
+			msg = msg[:400] + "…"
+		}
+		if ae.Param != "" {
+			msg = ae.Param + ": " + msg
+		}
+		err = fmt.Errorf("%w: %s", err, msg)
+	}
 	if errors.As(err, &ce) && (ce.Status == http.StatusUnauthorized || ce.Status == http.StatusForbidden) && lease != nil {
 		where := "its Entra ID credential"
 		if env := lease.Deployment.Auth.APIKeyEnv; env != "" {

@@ -50,6 +50,11 @@ func Open(ctx context.Context, f *config.File, o Options) (*Caller, error) {
 	if err := f.Apply(c.Types); err != nil {
 		return nil, err
 	}
+	shape, err := shapeOf(&f.Budget, f.ReasoningTokens)
+	if err != nil {
+		return nil, err
+	}
+	c.Shape = shape
 	if o.Replay != "" {
 		if err := c.replayFrom(o.Replay, keys(f, o.Dispatcher.Getenv)); err != nil {
 			return nil, err

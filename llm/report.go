@@ -7,8 +7,10 @@ package llm
 type Report struct {
 	Type       string `json:"type"`
 	Deployment string `json:"deployment"` // the one that answered last
-	MaxTokens  int64  `json:"max_tokens"` // the cap sent; twice the type's after a truncation retry
-	N          int64  `json:"n"`
+	// MaxTokens is the cap sent: the type's, plus the reasoning allowance
+	// on a reasoning model; twice that after a truncation retry.
+	MaxTokens int64 `json:"max_tokens"`
+	N         int64 `json:"n"`
 	// PromptTokens is the prompt as the deployment counted it, on the
 	// call's first request.
 	PromptTokens   int64 `json:"prompt_tokens"`
@@ -20,6 +22,11 @@ type Report struct {
 	Retries int `json:"retries"`
 	// RateLimited counts the 429s met on the way.
 	RateLimited int `json:"rate_limited"`
+	// ReasoningEffort and ReasoningTokens are a reasoning model's: the
+	// effort sent, and the tokens its answers spent reasoning (inside
+	// TokensUsed).
+	ReasoningEffort string `json:"reasoning_effort,omitempty"`
+	ReasoningTokens int64  `json:"reasoning_tokens,omitempty"`
 }
 
 // add folds another request of the same call into r.

@@ -21,6 +21,9 @@ type chatRequest struct {
 	BestOf              *int64          `json:"best_of"`
 	ResponseFormat      json.RawMessage `json:"response_format"`
 	Stream              bool            `json:"stream"`
+	Temperature         *float64        `json:"temperature"`
+	TopP                *float64        `json:"top_p"`
+	ReasoningEffort     *string         `json:"reasoning_effort"`
 }
 
 type chatMessage struct {
@@ -84,9 +87,23 @@ func (r *resource) chat(w http.ResponseWriter, req *http.Request) {
 	if !ok {
 		return
 	}
+	if !c.checkReasoning(w, body) {
+		return
+	}
 	msgs, lim, ok := c.checkChat(w, body)
 	if !ok {
 		return
+	}
+	// A reasoning model thinks inside the cap before it writes a word:
+	// what is left is the answer's, and nothing left is an empty answer
+	// cut for length.
+	var reasoning int64
+	if isReasoning(c.d.cfg.Model) {
+		effort := ""
+		if body.ReasoningEffort != nil {
+			effort = *body.ReasoningEffort
+		}
+		reasoning = min(c.d.reasoningTokens(effort), lim.maxTokens)
 	}
 	t, ok := c.admit(w, Estimate(msgs, lim.maxTokens, lim.choices, lim.charged))
 	if !ok {
@@ -94,18 +111,21 @@ func (r *resource) chat(w http.ResponseWriter, req *http.Request) {
 	}
 	in := Request{
 		Deployment: c.d.cfg.Name, Messages: msgs, ResponseFormat: body.ResponseFormat,
-		MaxTokens: lim.maxTokens, OutputTokens: c.d.cfg.OutputTokens,
+		MaxTokens: lim.maxTokens - reasoning, OutputTokens: c.d.cfg.OutputTokens,
 	}
 	prompt := int64(tokens.Chat(msgs))
 	var completion int64
 	choices := make([]map[string]any, lim.choices)
 	for i := range choices {
-		text, cut := tokens.Truncate(c.d.model.Reply(in), int(lim.maxTokens))
+		text, cut := "", true
+		if left := lim.maxTokens - reasoning; left > 0 {
+			text, cut = tokens.Truncate(c.d.model.Reply(in), int(left))
+		}
 		finish := "stop"
 		if cut {
 			finish = "length"
 		}
-		completion += int64(tokens.Count(text))
+		completion += int64(tokens.Count(text)) + reasoning
 		choices[i] = map[string]any{
 			"index":         i,
 			"message":       map[string]any{"role": "assistant", "content": text, "refusal": nil},
@@ -127,6 +147,9 @@ func (r *resource) chat(w http.ResponseWriter, req *http.Request) {
 			"prompt_tokens":     prompt,
 			"completion_tokens": completion,
 			"total_tokens":      prompt + completion,
+			"completion_tokens_details": map[string]any{
+				"reasoning_tokens": reasoning * lim.choices,
+			},
 		},
 	})
 }

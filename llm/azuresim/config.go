@@ -99,6 +99,11 @@ type Deployment struct {
 	OutputTokens int `yaml:"output_tokens"`
 	// DefaultMaxTokens is charged when a request sets no max_tokens.
 	DefaultMaxTokens int64 `yaml:"default_max_tokens"`
+	// ReasoningTokens is what a call on a reasoning model (o1, o3,
+	// o4-mini, gpt-5, ...) spends thinking at each reasoning_effort
+	// (minimal, low, medium, high), drawn from its cap before the answer;
+	// DefaultReasoning fills in the efforts it leaves out.
+	ReasoningTokens map[string]int64 `yaml:"reasoning_tokens"`
 	// Faults override the simulator-wide faults for this deployment.
 	Faults *Faults `yaml:"faults"`
 	// Adjustments lower the effective limit on a schedule, counted from

@@ -129,6 +129,14 @@ func (d Deployment) check(f string, pools map[string]bool, bad errorf) error {
 	case d.Pool != "" && !pools[d.Pool]:
 		return bad(f+".pool", "pool %q is not declared under pools", d.Pool)
 	}
+	for e, n := range d.ReasoningTokens {
+		if _, ok := DefaultReasoning[e]; !ok {
+			return bad(f+".reasoning_tokens", "%q is not a reasoning effort: use minimal, low, medium or high", e)
+		}
+		if n < 0 {
+			return bad(f+".reasoning_tokens."+e, "must not be negative")
+		}
+	}
 	switch d.Type {
 	case "", "standard", "global-standard", "data-zone", "provisioned":
 	default:

@@ -16,12 +16,13 @@ type unit struct{ tpm, rpm int64 }
 // familyUnits are the model families Azure sells on other terms than its
 // chat models, by model name prefix.
 var familyUnits = map[string]unit{
-	"o1":      {6_000, 1},
-	"o1-mini": {10_000, 1},
-	"o3":      {1_000, 1},
-	"o3-mini": {10_000, 1},
-	"o3-pro":  {10_000, 1},
-	"o4-mini": {1_000, 1},
+	"o1":         {6_000, 1},
+	"o1-preview": {6_000, 1},
+	"o1-mini":    {10_000, 1},
+	"o3":         {1_000, 1},
+	"o3-mini":    {10_000, 1},
+	"o3-pro":     {10_000, 1},
+	"o4-mini":    {1_000, 1},
 }
 
 // chatUnit is every other model's: 6 RPM per 1,000 TPM.
