@@ -23,6 +23,9 @@ type Result struct {
 	Status Status `json:"status"`
 	Reason string `json:"reason"`
 	Answer string `json:"answer"`
+	// Data is the answer as structured data, when the task names an
+	// answer_type: the type's parsed output (Answer holds its JSON).
+	Data any `json:"data,omitempty"`
 	// Plan is the last plan the model made.
 	Plan  []string `json:"plan,omitempty"`
 	Steps []Step   `json:"steps"`

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -327,13 +328,28 @@ func (r *runner) finish(ctx context.Context, met bool) error {
 	textual := *snap
 	textual.Elements = nil
 	in := calltypes.SummaryInput{Goal: r.t.Goal, Page: r.pageOf(&textual), Notes: r.notes()}
-	s, rep, err := call(ctx, r, calltypes.SummaryCall, in)
-	r.res.Calls = append(r.res.Calls, rep)
-	if err != nil {
-		return err
+	if r.t.AnswerType != "" {
+		// The task's own type answers instead of the summary: structured
+		// data, checked against its schema, with no Go written for it.
+		out, rep, err := callNamed(ctx, r, r.t.AnswerType, in)
+		r.res.Calls = append(r.res.Calls, rep)
+		if err != nil {
+			return err
+		}
+		b, err := json.Marshal(out)
+		if err != nil {
+			return err
+		}
+		r.res.Data, r.res.Answer = out, string(b)
+	} else {
+		s, rep, err := call(ctx, r, calltypes.SummaryCall, in)
+		r.res.Calls = append(r.res.Calls, rep)
+		if err != nil {
+			return err
+		}
+		r.res.Answer = s.Answer
 	}
-	r.res.Answer = s.Answer
-	r.progress("answer  %s  (%s)", clip(s.Answer, 120), callLine(rep))
+	r.progress("answer  %s  (%s)", clip(r.res.Answer, 120), callLine(r.res.Calls[len(r.res.Calls)-1]))
 	if r.t.Success != nil {
 		ok, err := r.successHolds(ctx)
 		switch {
@@ -393,6 +409,21 @@ func (s Success) String() string {
 // call makes one model call of the task: its class, its session, what is
 // left of its token budget, and a bound on the wait.
 func call[In, Out any](ctx context.Context, r *runner, t calltypes.Typed[In, Out], in In) (Out, llm.Report, error) {
+	var zero Out
+	v, rep, err := callNamed(ctx, r, t.Name(), in)
+	if err != nil {
+		return zero, rep, err
+	}
+	out, ok := v.(Out)
+	if !ok {
+		return zero, rep, fmt.Errorf("agent: the %s type's parser gives a %T, not the %T its typed name promises", t.Name(), v, zero)
+	}
+	return out, rep, nil
+}
+
+// callNamed is call for a type known by name, such as a task's
+// answer_type defined in the config.
+func callNamed(ctx context.Context, r *runner, name string, in any) (any, llm.Report, error) {
 	o := llm.CallOptions{Session: r.o.Session, Priority: r.t.Priority}
 	if r.t.TokenBudget > 0 {
 		o.Allowance = max(1, r.t.TokenBudget-r.res.Totals.TokensReserved)
@@ -400,7 +431,7 @@ func call[In, Out any](ctx context.Context, r *runner, t calltypes.Typed[In, Out
 	ctx, cancel := context.WithTimeout(ctx, r.o.CallTimeout)
 	defer cancel()
 	for try := 1; ; try++ {
-		out, rep, err := llm.Call(ctx, r.o.Caller, t, in, o)
+		out, rep, err := r.o.Caller.Call(ctx, name, in, o)
 		r.res.Totals.TokensReserved += rep.TokensReserved // the budget's running count, at once
 		// A shared store that did not answer in time (a failover, a slow
 		// round trip) placed nothing: try again a few times, briefly,

@@ -41,6 +41,11 @@ type Task struct {
 	// Priority is the class of every call; "" is interactive.
 	Priority calltypes.Priority `yaml:"priority" json:"priority,omitempty"`
 	Success  *Success           `yaml:"success" json:"success,omitempty"`
+	// AnswerType names the call type that answers the goal at the end,
+	// instead of summarize: one defined in the config, whose schema makes
+	// the answer structured data (Result.Data). It gets summarize's input:
+	// the goal, the final page and the notes.
+	AnswerType string `yaml:"answer_type" json:"answer_type,omitempty"`
 	// Replay is a HAR file to answer every request from, offline.
 	Replay string `yaml:"replay" json:"replay,omitempty"`
 	// Cassette is a file of model calls to answer from, with no model.

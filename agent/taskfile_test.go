@@ -32,6 +32,7 @@ func TestLoadTaskReadsEveryField(t *testing.T) {
 		Deadline:       Duration(2 * time.Minute),
 		Priority:       calltypes.Background,
 		Success:        &Success{Text: "EUR", URL: "/shop/item/[0-9]+"},
+		AnswerType:     "extract-prices",
 		Replay:         filepath.Join("testdata", "shop.har"),
 		Cassette:       "/var/cassettes/shop.jsonl",
 		Steps: []TaskStep{

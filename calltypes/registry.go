@@ -91,7 +91,15 @@ type Override struct {
 	// ReasoningEffort and ReasoningTokens apply on reasoning models.
 	ReasoningEffort string `yaml:"reasoning_effort" json:"reasoning_effort"`
 	ReasoningTokens int64  `yaml:"reasoning_tokens" json:"reasoning_tokens"`
+	// System and Schema define a new type (Define): its system prompt and
+	// the JSON schema of its answer, sent as a strict structured output.
+	// A registered type cannot take them.
+	System string         `yaml:"system" json:"system,omitempty"`
+	Schema map[string]any `yaml:"schema" json:"schema,omitempty"`
 }
+
+// Defines reports whether o defines a type rather than changing one.
+func (o Override) Defines() bool { return o.System != "" || o.Schema != nil }
 
 // Registry holds call types by name. It is safe for concurrent use; the
 // zero value is an empty registry with the default model limit.
@@ -215,9 +223,13 @@ func (r *Registry) Override(name string, o Override) error {
 			names[j] = t.Name
 		}
 		r.mu.Unlock()
-		return fmt.Errorf("calltypes: no call type %q to override; known types: %s", name, strings.Join(names, ", "))
+		return fmt.Errorf("calltypes: no call type %q to override (to define one, give it a system prompt and a schema); known types: %s", name, strings.Join(names, ", "))
 	}
 	t := r.types[i]
+	if o.Defines() {
+		r.mu.Unlock()
+		return fmt.Errorf("calltypes: %s is a registered type: it takes changes (max_tokens, priority, ...), not a system prompt or a schema; to define a type of your own, give it a new name", name)
+	}
 	if o.MaxTokens != 0 {
 		t.MaxTokens = o.MaxTokens
 	}
@@ -246,6 +258,55 @@ func (r *Registry) Override(name string, o Override) error {
 		return err
 	}
 	r.log(noteN(t)...)
+	return nil
+}
+
+// Define registers a type known only by its definition, as a config
+// gives it: its system prompt and JSON schema, a cap and the rest as an
+// Override names them. Its answers are checked against the schema
+// (SchemaParser) and returned as decoded JSON; its input is any JSON
+// object. It is validated as Register validates.
+func (r *Registry) Define(name string, o Override) error {
+	if o.System == "" {
+		return fmt.Errorf("calltypes: %s: a defined type needs a system prompt (system): what the model is to do with the input", name)
+	}
+	if o.Schema == nil {
+		return fmt.Errorf("calltypes: %s: a defined type needs a schema: the JSON schema of its answer", name)
+	}
+	// As decoded JSON, whatever decoded it (YAML gives other number types).
+	raw, err := json.Marshal(o.Schema)
+	if err == nil {
+		o.Schema = nil
+		err = json.Unmarshal(raw, &o.Schema)
+	}
+	if err != nil {
+		return fmt.Errorf("calltypes: %s: schema: %v", name, err)
+	}
+	t := Type{
+		Name: name, MaxTokens: o.MaxTokens, N: o.N, AllowN: o.AllowN, Priority: o.Priority,
+		System: o.System, Schema: o.Schema, ReasoningEffort: o.ReasoningEffort, ReasoningTokens: o.ReasoningTokens,
+		Input: anyObject,
+	}
+	if o.Temperature != nil {
+		t.Temperature = *o.Temperature
+	}
+	if err := checkSchema(o.Schema); err != nil { // the strict rules first: they say what Azure would refuse
+		return fmt.Errorf("calltypes: %s: schema: %v", name, err)
+	}
+	parse, err := SchemaParser(o.Schema)
+	if err != nil {
+		return fmt.Errorf("calltypes: %s: schema: %v", name, err)
+	}
+	t.Parse = parse
+	return r.Register(t)
+}
+
+// anyObject takes any JSON object as a defined type's input.
+func anyObject(in json.RawMessage) error {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(in, &m); err != nil || m == nil {
+		return &InputError{Problem: "is not a JSON object"}
+	}
 	return nil
 }
 

@@ -77,6 +77,9 @@ func Parse(name string, data []byte) (*File, []budget.Warning, error) {
 			return nil, nil, doc.Errorf("reasoning_tokens."+e, "%d: the room for reasoning must be above zero", n)
 		}
 	}
+	if f.TypesOnly() {
+		return f, nil, nil
+	}
 	ws, err := f.Budget.CheckFile(name, doc.Line)
 	if err != nil {
 		return nil, nil, err
@@ -84,9 +87,20 @@ func Parse(name string, data []byte) (*File, []budget.Warning, error) {
 	return f, ws, nil
 }
 
+// TypesOnly reports a file that declares no deployments and nothing else
+// of a budget: call types (and redact names) to try on the embedded
+// simulator before any deployment sees them.
+func (f *File) TypesOnly() bool {
+	b := f.Budget
+	return len(b.Deployments) == 0 && b.Redis == "" && b.Margin == 0 && b.Refund == "" && b.Window == 0 &&
+		b.InteractiveFloor == nil && b.AffinityThreshold == nil && len(f.CallTypes) > 0
+}
+
 // Apply adds the file's redact names to the process's list of secret
-// names, and applies its call-type overrides to types, in name order.
-// An unknown type or a bad cap is an error at the override's line.
+// names, and applies its call types to types, in name order: an entry
+// for a registered type changes it (Override); an entry with a system
+// prompt and a schema under a new name defines one (Define). An unknown
+// type, a bad cap or a bad schema is an error at the entry's line.
 func (f *File) Apply(types *calltypes.Registry) error {
 	if f == nil {
 		return nil
@@ -98,7 +112,12 @@ func (f *File) Apply(types *calltypes.Registry) error {
 	}
 	slices.Sort(names)
 	for _, n := range names {
-		if err := types.Override(n, f.CallTypes[n]); err != nil {
+		o := f.CallTypes[n]
+		apply := types.Override
+		if _, known := types.Lookup(n); !known && o.Defines() {
+			apply = types.Define
+		}
+		if err := apply(n, o); err != nil {
 			field := "calltypes." + n
 			if f.doc != nil {
 				return f.doc.Errorf(field, "%v", err)

@@ -41,7 +41,16 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	typeName := fs.Arg(0)
 	types := calltypes.Default()
-	if _, ok := types.Lookup(typeName); !ok {
+	o := llm.Options{Types: types, Record: *record, Replay: *replay}
+	if *retry {
+		o.Truncation = llm.RetryTruncated
+	}
+	caller, code := openCaller(ctx, *configFile, o, stderr)
+	if caller == nil {
+		return code
+	}
+	defer caller.Close()
+	if _, ok := types.Lookup(typeName); !ok { // the config's own types are there now
 		var names []string
 		for _, t := range types.Types() {
 			names = append(names, t.Name)
@@ -66,15 +75,6 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 
-	o := llm.Options{Types: types, Record: *record, Replay: *replay}
-	if *retry {
-		o.Truncation = llm.RetryTruncated
-	}
-	caller, code := openCaller(ctx, *configFile, o, stderr)
-	if caller == nil {
-		return code
-	}
-	defer caller.Close()
 	out, rep, err := caller.Call(ctx, typeName, in, llm.CallOptions{})
 	if err != nil {
 		fprintf(stderr, "headroom call: %v\n", err)

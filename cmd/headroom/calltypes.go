@@ -1,17 +1,21 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"io"
+	"os"
 	"text/tabwriter"
 
 	"github.com/headroom-agent/headroom/calltypes"
+	"github.com/headroom-agent/headroom/config"
 )
 
 // runCalltypes lists the call types and the caps they are charged at.
 func runCalltypes(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("calltypes", "", stderr)
 	asJSON := fs.Bool("json", false, "print a JSON array instead of a table")
+	configFile := fs.String("config", "", "config `file` whose call types to list too, as changed or defined there (default $HEADROOM_CONFIG)")
 	if code, done := parse(fs, args, stdout); done {
 		return code
 	}
@@ -20,23 +24,47 @@ func runCalltypes(_ context.Context, args []string, stdout, stderr io.Writer) in
 		fs.Usage()
 		return exitUsage
 	}
+	types := calltypes.Default()
+	builtin := map[string]bool{}
+	for _, t := range types.Types() {
+		builtin[t.Name] = true
+	}
+	if *configFile == "" {
+		*configFile = os.Getenv(config.Env)
+	}
+	if *configFile != "" {
+		f, _, err := config.Load(*configFile)
+		if err == nil {
+			err = f.Apply(types)
+		}
+		if err != nil {
+			fprintf(stderr, "headroom calltypes: %v\n", err)
+			return exitUsage
+		}
+	}
 	type row struct {
-		Name      string             `json:"name"`
-		MaxTokens int64              `json:"max_tokens"`
-		N         int64              `json:"n"`
-		Priority  calltypes.Priority `json:"priority"`
+		Name            string             `json:"name"`
+		MaxTokens       int64              `json:"max_tokens"`
+		N               int64              `json:"n"`
+		Priority        calltypes.Priority `json:"priority"`
+		ReasoningEffort string             `json:"reasoning_effort,omitempty"`
+		Source          string             `json:"source"` // built-in or config
 	}
 	rows := []row{} // an empty registry prints [], not null
-	for _, t := range calltypes.Default().Types() {
-		rows = append(rows, row{t.Name, t.MaxTokens, t.N, t.Priority})
+	for _, t := range types.Types() {
+		src := "config"
+		if builtin[t.Name] {
+			src = "built-in"
+		}
+		rows = append(rows, row{t.Name, t.MaxTokens, t.N, t.Priority, t.ReasoningEffort, src})
 	}
 	if *asJSON {
 		return printJSON(stdout, rows)
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	fprintf(tw, "NAME\tMAX_TOKENS\tN\tPRIORITY\n")
+	fprintf(tw, "NAME\tMAX_TOKENS\tN\tPRIORITY\tREASONING\tFROM\n")
 	for _, r := range rows {
-		fprintf(tw, "%s\t%d\t%d\t%s\n", r.Name, r.MaxTokens, r.N, r.Priority)
+		fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%s\n", r.Name, r.MaxTokens, r.N, r.Priority, cmp.Or(r.ReasoningEffort, "-"), r.Source)
 	}
 	if err := tw.Flush(); err != nil {
 		return exitFailed

@@ -63,3 +63,44 @@ func TestCallOnEachModelFamily(t *testing.T) {
 		t.Errorf("an unknown model: exit %d, %q", code, errs)
 	}
 }
+
+// A task's answer_type, defined in the config, answers the goal as
+// structured data in place of the summary; one the config lacks is bad
+// usage naming the task file.
+func TestRunAnswersWithTheTasksAnswerType(t *testing.T) {
+	t.Parallel()
+	srv := animalSite(t)
+	dir := t.TempDir()
+	cfg := writeFile(t, dir, "types.yaml", `calltypes:
+  animal-facts:
+    max_tokens: 200
+    system: You report what the page says of the animal the goal names.
+    schema:
+      type: object
+      additionalProperties: false
+      required: [animal, sleeps_standing]
+      properties:
+        animal: {type: string}
+        sleeps_standing: {type: boolean}
+`)
+	task := writeFile(t, dir, "zebra.yaml", zebraTask(srv.URL)+"answer_type: animal-facts\n")
+	r := runBinary(t, []string{"HEADROOM_CONFIG=" + cfg}, "run", task)
+	if r.code != exitOK {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	res := decodeResult(t, "stdout", []byte(r.stdout))
+	data, ok := res.Data.(map[string]any)
+	if !ok || data["animal"] == nil || data["sleeps_standing"] == nil || !strings.HasPrefix(res.Answer, "{") {
+		t.Errorf("data %#v, answer %q: want the type's fields", res.Data, res.Answer)
+	}
+	last := res.Calls[len(res.Calls)-1]
+	if last.Type != "animal-facts" {
+		t.Errorf("the last call is %s, want animal-facts", last.Type)
+	}
+
+	missing := writeFile(t, dir, "missing.yaml", zebraTask(srv.URL)+"answer_type: no-such-type\n")
+	r = runBinary(t, nil, "run", missing)
+	if r.code != exitUsage || !strings.Contains(r.stderr, "missing.yaml: answer_type: no call type \"no-such-type\"") {
+		t.Errorf("a missing answer_type: exit %d\n%s", r.code, r.stderr)
+	}
+}

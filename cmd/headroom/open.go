@@ -8,6 +8,7 @@ import (
 
 	"github.com/headroom-agent/headroom/budget"
 	_ "github.com/headroom-agent/headroom/budget/redisstore" // redis:// in a config
+	"github.com/headroom-agent/headroom/calltypes"
 	"github.com/headroom-agent/headroom/config"
 	"github.com/headroom-agent/headroom/llm"
 	"github.com/headroom-agent/headroom/llm/embedded"
@@ -37,6 +38,23 @@ func openCaller(ctx context.Context, file string, o llm.Options, stderr io.Write
 	}
 	for _, w := range warnings {
 		fprintf(stderr, "headroom: warning: %s\n", w)
+	}
+	if f.TypesOnly() {
+		// Call types and no deployments: tried on the embedded simulator,
+		// with the file's errors at its lines.
+		if o.Types == nil {
+			o.Types = calltypes.Default()
+		}
+		if err := f.Apply(o.Types); err != nil {
+			fprintf(stderr, "headroom: %v\n", err)
+			return nil, exitUsage
+		}
+		c, err := embedded.Open(ctx, o)
+		if err != nil {
+			fprintf(stderr, "headroom: %v\n", err)
+			return nil, exitUsage
+		}
+		return c, exitOK
 	}
 	c, err := llm.Open(ctx, f, o)
 	switch {

@@ -100,6 +100,12 @@ func runTask(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	defer caller.Close()
+	if task.AnswerType != "" {
+		if _, ok := caller.Types.Lookup(task.AnswerType); !ok {
+			fprintf(stderr, "headroom run: %s: answer_type: no call type %q: define it under calltypes: in the config (system, schema, max_tokens)\n", pos[0], task.AnswerType)
+			return exitUsage
+		}
+	}
 
 	page, err := browser.Open(ctx, bo)
 	if err != nil {

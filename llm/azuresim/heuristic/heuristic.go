@@ -138,8 +138,79 @@ func (Model) Reply(r azuresim.Request) string {
 		}
 		return fit(r.MaxTokens, &s, shorten(&s.Answer))
 	default:
+		// A type of the user's own: the least answer its schema allows,
+		// so the type's path (request, schema, parse) runs offline.
+		if v, ok := leastOf(schemaOf(r.ResponseFormat)); ok {
+			b, _ := json.Marshal(v)
+			return string(b)
+		}
 		return azuresim.Echo{}.Reply(r)
 	}
+}
+
+// schemaOf is the JSON schema in a response_format, chat or Responses
+// shape.
+func schemaOf(raw json.RawMessage) map[string]any {
+	var f struct {
+		Schema     map[string]any `json:"schema"`
+		JSONSchema struct {
+			Schema map[string]any `json:"schema"`
+		} `json:"json_schema"`
+	}
+	if json.Unmarshal(raw, &f) != nil {
+		return nil
+	}
+	if f.JSONSchema.Schema != nil {
+		return f.JSONSchema.Schema
+	}
+	return f.Schema
+}
+
+// leastOf is the smallest value a strict schema accepts: every required
+// property, empty arrays and strings, zeros, false, an enum's first value.
+func leastOf(s map[string]any) (any, bool) {
+	if s == nil {
+		return nil, false
+	}
+	if e, ok := s["enum"].([]any); ok && len(e) > 0 {
+		return e[0], true
+	}
+	if c, ok := s["const"]; ok {
+		return c, true
+	}
+	if alts, ok := s["anyOf"].([]any); ok && len(alts) > 0 {
+		a, _ := alts[0].(map[string]any)
+		return leastOf(a)
+	}
+	typ := s["type"]
+	if ts, ok := typ.([]any); ok && len(ts) > 0 {
+		typ = ts[0]
+	}
+	switch typ {
+	case "object":
+		out := map[string]any{}
+		props, _ := s["properties"].(map[string]any)
+		for name, p := range props {
+			ps, _ := p.(map[string]any)
+			v, ok := leastOf(ps)
+			if !ok {
+				return nil, false
+			}
+			out[name] = v
+		}
+		return out, true
+	case "array":
+		return []any{}, true
+	case "string":
+		return "", true
+	case "number", "integer":
+		return 0, true
+	case "boolean":
+		return false, true
+	case "null":
+		return nil, true
+	}
+	return nil, false
 }
 
 // callType is the schema name in a response_format, in the chat shape
