@@ -58,6 +58,10 @@ type Type struct {
 	// as max_completion_tokens, and reserved, is their sum. 0 means the
 	// allowance of the effort (see llm.ReasoningAllowance).
 	ReasoningTokens int64
+	// Fallback names the pool (a smaller or different model) that serves
+	// the type's calls when the default pool cannot in time; "" is the
+	// config's fallback, if any.
+	Fallback string
 	// System is the system prompt.
 	System string
 	// Schema is the JSON schema of the answer, sent as a strict
@@ -91,6 +95,8 @@ type Override struct {
 	// ReasoningEffort and ReasoningTokens apply on reasoning models.
 	ReasoningEffort string `yaml:"reasoning_effort" json:"reasoning_effort"`
 	ReasoningTokens int64  `yaml:"reasoning_tokens" json:"reasoning_tokens"`
+	// Fallback names the type's fallback pool.
+	Fallback string `yaml:"fallback" json:"fallback,omitempty"`
 	// System and Schema define a new type (Define): its system prompt and
 	// the JSON schema of its answer, sent as a strict structured output.
 	// A registered type cannot take them.
@@ -249,6 +255,9 @@ func (r *Registry) Override(name string, o Override) error {
 	if o.ReasoningTokens != 0 {
 		t.ReasoningTokens = o.ReasoningTokens
 	}
+	if o.Fallback != "" {
+		t.Fallback = o.Fallback
+	}
 	t, err := check(t, r.modelLimit())
 	if err == nil {
 		r.types[i] = t
@@ -284,7 +293,7 @@ func (r *Registry) Define(name string, o Override) error {
 	}
 	t := Type{
 		Name: name, MaxTokens: o.MaxTokens, N: o.N, AllowN: o.AllowN, Priority: o.Priority,
-		System: o.System, Schema: o.Schema, ReasoningEffort: o.ReasoningEffort, ReasoningTokens: o.ReasoningTokens,
+		System: o.System, Schema: o.Schema, ReasoningEffort: o.ReasoningEffort, ReasoningTokens: o.ReasoningTokens, Fallback: o.Fallback,
 		Input: anyObject,
 	}
 	if o.Temperature != nil {

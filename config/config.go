@@ -34,6 +34,10 @@ type File struct {
 	// model at each effort (minimal, low, medium, high), for the types
 	// that set no reasoning_tokens of their own (llm.ReasoningAllowance).
 	ReasoningTokens map[string]int64 `yaml:"reasoning_tokens"`
+	// Fallback is the pool that serves calls the default pool cannot in
+	// time, and the share of calls it serves anyway (default 1%), so the
+	// path is always in use. A type's own fallback wins over it.
+	Fallback *Fallback `yaml:"fallback"`
 
 	name string
 	doc  *yamlconf.Doc
@@ -84,7 +88,71 @@ func Parse(name string, data []byte) (*File, []budget.Warning, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := f.checkFallbacks(); err != nil {
+		return nil, nil, err
+	}
 	return f, ws, nil
+}
+
+// Fallback is a config's fallback pool.
+type Fallback struct {
+	Pool string `yaml:"pool"`
+	// Share is the fraction of calls sent to the pool while the default
+	// pool could serve them; nil is 0.01, 0 none.
+	Share *float64 `yaml:"share"`
+}
+
+// DefaultShare is Fallback.Share when it is not set.
+const DefaultShare = 0.01
+
+// ShareOrDefault is the share the fallback pool gets.
+func (fb *Fallback) ShareOrDefault() float64 {
+	if fb == nil || fb.Pool == "" {
+		return 0
+	}
+	if fb.Share == nil {
+		return DefaultShare
+	}
+	return *fb.Share
+}
+
+// checkFallbacks says whether every fallback names a pool of the file
+// other than the default one (pools are checked to be one model each).
+func (f *File) checkFallbacks() error {
+	pools := f.Budget.Pools()
+	check := func(field, pool string) error {
+		if pool == budget.DefaultPool {
+			return f.doc.Errorf(field, "the fallback is the default pool itself: name another pool, whose deployments say pool: NAME")
+		}
+		if _, ok := pools[pool]; !ok {
+			names := make([]string, 0, len(pools))
+			for n := range pools {
+				names = append(names, n)
+			}
+			slices.Sort(names)
+			return f.doc.Errorf(field, "no pool %q: the pools are %v (a deployment joins one with pool: NAME)", pool, names)
+		}
+		return nil
+	}
+	if fb := f.Fallback; fb != nil {
+		if fb.Pool == "" {
+			return f.doc.Errorf("fallback.pool", "a fallback names its pool")
+		}
+		if err := check("fallback.pool", fb.Pool); err != nil {
+			return err
+		}
+		if s := fb.Share; s != nil && (!(*s >= 0) || *s > 1) {
+			return f.doc.Errorf("fallback.share", "%v is not a share: write a fraction from 0 to 1, such as 0.01", *s)
+		}
+	}
+	for name, o := range f.CallTypes {
+		if o.Fallback != "" {
+			if err := check("calltypes."+name+".fallback", o.Fallback); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // TypesOnly reports a file that declares no deployments and nothing else

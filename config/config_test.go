@@ -104,3 +104,25 @@ func TestRedactNamesReachTheProcessList(t *testing.T) {
 		t.Error("a config's redact name is not secret after Apply")
 	}
 }
+
+func TestFallbacksNameAPoolOfTheFile(t *testing.T) {
+	two := base + "  - {name: s, endpoint: \"https://s.openai.azure.com\", model: o4-mini, pool: small, tpm: 10000, auth: {api_key_env: K}}\n"
+	f, _, err := config.Parse("headroom.yaml", []byte(two+"fallback: {pool: small}\ncalltypes:\n  yes-no: {fallback: small}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Fallback.ShareOrDefault() != config.DefaultShare {
+		t.Errorf("share %v, want the default %v", f.Fallback.ShareOrDefault(), config.DefaultShare)
+	}
+	for src, want := range map[string]string{
+		two + "fallback: {pool: tiny}\n":                      `headroom.yaml:4: fallback.pool: no pool "tiny": the pools are [default small]`,
+		two + "fallback: {pool: default}\n":                   `fallback.pool: the fallback is the default pool itself`,
+		two + "fallback: {pool: small, share: 2}\n":           `fallback.share: 2 is not a share`,
+		two + "fallback: {share: 0.1}\n":                      `fallback.pool: a fallback names its pool`,
+		two + "calltypes:\n  yes-no: {fallback: nowhere}\n": `calltypes.yes-no.fallback: no pool "nowhere"`,
+	} {
+		if _, _, err := config.Parse("headroom.yaml", []byte(src)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want %q", src, err, want)
+		}
+	}
+}

@@ -40,6 +40,10 @@ type Caller struct {
 	// Shape writes requests for the model family behind them; the zero
 	// value is a chat model. Open sets it from the config's default pool.
 	Shape Shape
+	// Fallback is where calls go when the default pool cannot serve them
+	// in time, and the share of calls sent there anyway to keep it warm;
+	// Open sets it from the config. The zero value has none.
+	Fallback Fallback
 
 	mu     sync.Mutex
 	stats  map[string]*TypeStats
@@ -77,8 +81,17 @@ type TypeStats struct {
 	// deployment in ReasoningTruncatedBy.
 	ReasoningTruncated   int64            `json:"reasoning_truncated,omitempty"`
 	ReasoningTruncatedBy map[string]int64 `json:"reasoning_truncated_by,omitempty"`
-	Repaired             int64            `json:"repaired"` // invalid answers fixed by one repair request
-	Invalid              int64            `json:"invalid"`  // answers still invalid after it
+	// Fallback counts the calls the fallback pool served: Warm of them by
+	// the share sent there on purpose, the rest because the primary pool
+	// could not serve them in time. FallbackRepaired and FallbackInvalid
+	// are the repairs and failures among them, so a schema the fallback
+	// model handles worse shows as a count, not as drift.
+	Fallback         int64 `json:"fallback,omitempty"`
+	FallbackWarm     int64 `json:"fallback_warm,omitempty"`
+	FallbackRepaired int64 `json:"fallback_repaired,omitempty"`
+	FallbackInvalid  int64 `json:"fallback_invalid,omitempty"`
+	Repaired         int64 `json:"repaired"` // invalid answers fixed by one repair request
+	Invalid          int64 `json:"invalid"`  // answers still invalid after it
 }
 
 // TruncatedError is an answer cut at its cap (finish_reason "length").
@@ -206,21 +219,32 @@ func (c *Caller) Call(ctx context.Context, typeName string, input any, o CallOpt
 	}
 	c.count(t.Name, func(s *TypeStats) { s.Calls++ })
 	msgs := []tokens.Message{{Role: "system", Content: t.System}, {Role: "user", Content: string(in)}}
-	cap := c.Shape.Cap(t, t.MaxTokens)
-	rep := Report{Type: t.Name, MaxTokens: cap, N: max(1, t.N)}
-	if c.Shape.Reasoning() {
-		rep.ReasoningEffort = c.Shape.effort(t)
+	rt := c.routeOf(t)
+	rep := Report{Type: t.Name, N: max(1, t.N)}
+	cap := rt.start(t, &rep)
+	if rt.fallback {
+		c.countFallback(t.Name, true)
 	}
-
-	text, err := c.exchange(ctx, t, msgs, cap, o, &rep)
+	pctx, cancel := rt.primaryContext(ctx)
+	text, err := c.exchange(pctx, t, msgs, cap, rt, o, &rep)
+	cancel()
+	if err != nil && rt.canFallBack(ctx, err) {
+		// Degrade before drop: the primary pool cannot serve this call in
+		// time; the fallback pool can, through the same parser.
+		rt.fallBack()
+		cap = rt.start(t, &rep)
+		c.countFallback(t.Name, false)
+		rep.Retries++
+		text, err = c.exchange(ctx, t, msgs, cap, rt, o, &rep)
+	}
 	var tr *TruncatedError
-	var rt *ReasoningTruncatedError
-	if (errors.As(err, &tr) || errors.As(err, &rt)) && c.Truncation == RetryTruncated {
+	var rtr *ReasoningTruncatedError
+	if (errors.As(err, &tr) || errors.As(err, &rtr)) && c.Truncation == RetryTruncated {
 		// Once, with twice the cap: the answer is worth more than its
 		// tokens, but the cap stays a property of the type.
 		rep.MaxTokens = min(2*cap, c.Types.ModelLimit())
 		rep.Retries++
-		text, err = c.exchange(ctx, t, msgs, rep.MaxTokens, o, &rep)
+		text, err = c.exchange(ctx, t, msgs, rep.MaxTokens, rt, o, &rep)
 	}
 	if err != nil {
 		return nil, rep, err
@@ -232,29 +256,39 @@ func (c *Caller) Call(ctx context.Context, typeName string, input any, o CallOpt
 			tokens.Message{Role: "assistant", Content: text},
 			tokens.Message{Role: "user", Content: "That answer is not valid: " + perr.Error() + ". Answer again with JSON only, following the schema."})
 		rep.Retries++
-		text2, err := c.exchange(ctx, t, repair, rep.MaxTokens, o, &rep)
+		text2, err := c.exchange(ctx, t, repair, rep.MaxTokens, rt, o, &rep)
 		if err != nil {
 			return nil, rep, err
 		}
 		if out, perr = t.Parse(text2); perr != nil {
-			c.count(t.Name, func(s *TypeStats) { s.Invalid++ })
+			c.count(t.Name, func(s *TypeStats) {
+				s.Invalid++
+				if rt.fallback {
+					s.FallbackInvalid++
+				}
+			})
 			return nil, rep, &InvalidOutputError{Type: t.Name, Text: text2, Err: perr}
 		}
-		c.count(t.Name, func(s *TypeStats) { s.Repaired++ })
+		c.count(t.Name, func(s *TypeStats) {
+			s.Repaired++
+			if rt.fallback {
+				s.FallbackRepaired++
+			}
+		})
 	}
 	return out, rep, nil
 }
 
 // exchange sends one request (or answers it from the cassette) and returns
 // the answer's text; it adds what the request did to rep.
-func (c *Caller) exchange(ctx context.Context, t calltypes.Type, msgs []tokens.Message, maxTokens int64, o CallOptions, rep *Report) (string, error) {
+func (c *Caller) exchange(ctx context.Context, t calltypes.Type, msgs []tokens.Message, maxTokens int64, rt *route, o CallOptions, rep *Report) (string, error) {
 	if o.Allowance > 0 {
 		need, left := Estimate(msgs, maxTokens, max(1, t.N)), o.Allowance-rep.TokensReserved
 		if need > left {
 			return "", &OverBudgetError{Type: t.Name, Need: need, Left: max(0, left)}
 		}
 	}
-	params := c.Shape.request(t, msgs, maxTokens)
+	params := rt.shape.request(t, msgs, maxTokens)
 	body, err := json.Marshal(params)
 	if err != nil {
 		return "", err
@@ -280,7 +314,7 @@ func (c *Caller) exchange(ctx context.Context, t calltypes.Type, msgs []tokens.M
 		if t.Priority == calltypes.Background {
 			priority = budget.Background
 		}
-		call := budget.Call{Tokens: Estimate(msgs, maxTokens, max(1, t.N)), Class: priority, Session: o.Session}
+		call := budget.Call{Tokens: Estimate(msgs, maxTokens, max(1, t.N)), Class: priority, Session: o.Session, Pool: rt.pool}
 		out, r, err := c.Dispatcher.Chat(ctx, call, params)
 		rep.add(r) // the retries and 429s count even when the call failed
 		if err != nil {
@@ -307,7 +341,7 @@ func (c *Caller) exchange(ctx context.Context, t calltypes.Type, msgs []tokens.M
 			}
 			s.ReasoningTruncatedBy[dep]++
 		})
-		return "", &ReasoningTruncatedError{Type: t.Name, Deployment: dep, MaxTokens: maxTokens, Reasoning: reasoning, Effort: c.Shape.effort(t)}
+		return "", &ReasoningTruncatedError{Type: t.Name, Deployment: dep, MaxTokens: maxTokens, Reasoning: reasoning, Effort: rt.shape.effort(t)}
 	}
 	if res.Choices[0].FinishReason == "length" {
 		c.count(t.Name, func(s *TypeStats) { s.Truncated++ })

@@ -55,6 +55,9 @@ func Open(ctx context.Context, f *config.File, o Options) (*Caller, error) {
 		return nil, err
 	}
 	c.Shape = shape
+	if err := c.fallbackFrom(f); err != nil {
+		return nil, err
+	}
 	if o.Replay != "" {
 		if err := c.replayFrom(o.Replay, keys(f, o.Dispatcher.Getenv)); err != nil {
 			return nil, err
@@ -123,5 +126,23 @@ func (c *Caller) recordTo(path string) error {
 	}
 	c.OnClose(fh.Close)
 	c.Cassette = NewCassette(fh, c.Dispatcher.Secrets()...)
+	return nil
+}
+
+// fallbackFrom sets the caller's fallback from the config, with the
+// request shape of every pool a fallback may name.
+func (c *Caller) fallbackFrom(f *config.File) error {
+	c.Fallback.Shapes = map[string]Shape{}
+	for name, ds := range f.Budget.Pools() {
+		info, err := budget.ModelFamily(ds[0].Model, ds[0].Family)
+		if err != nil {
+			return fmt.Errorf("llm: deployment %s: %w", ds[0].Name, err)
+		}
+		c.Fallback.Shapes[name] = Shape{Model: info, Allowance: f.ReasoningTokens}
+	}
+	c.Fallback.Share = config.DefaultShare // a type's own fallback is kept warm too
+	if f.Fallback != nil {
+		c.Fallback.Pool, c.Fallback.Share = f.Fallback.Pool, f.Fallback.ShareOrDefault()
+	}
 	return nil
 }

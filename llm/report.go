@@ -27,6 +27,8 @@ type Report struct {
 	// TokensUsed).
 	ReasoningEffort string `json:"reasoning_effort,omitempty"`
 	ReasoningTokens int64  `json:"reasoning_tokens,omitempty"`
+	// Fallback is set when the fallback pool served the call.
+	Fallback bool `json:"fallback,omitempty"`
 }
 
 // add folds another request of the same call into r.

@@ -32,6 +32,7 @@ func runCalltypes(_ context.Context, args []string, stdout, stderr io.Writer) in
 	if *configFile == "" {
 		*configFile = os.Getenv(config.Env)
 	}
+	fallback := ""
 	if *configFile != "" {
 		f, _, err := config.Load(*configFile)
 		if err == nil {
@@ -41,6 +42,9 @@ func runCalltypes(_ context.Context, args []string, stdout, stderr io.Writer) in
 			fprintf(stderr, "headroom calltypes: %v\n", err)
 			return exitUsage
 		}
+		if f.Fallback != nil {
+			fallback = f.Fallback.Pool
+		}
 	}
 	type row struct {
 		Name            string             `json:"name"`
@@ -48,7 +52,8 @@ func runCalltypes(_ context.Context, args []string, stdout, stderr io.Writer) in
 		N               int64              `json:"n"`
 		Priority        calltypes.Priority `json:"priority"`
 		ReasoningEffort string             `json:"reasoning_effort,omitempty"`
-		Source          string             `json:"source"` // built-in or config
+		Fallback        string             `json:"fallback,omitempty"` // the pool that serves what the default cannot
+		Source          string             `json:"source"`             // built-in or config
 	}
 	rows := []row{} // an empty registry prints [], not null
 	for _, t := range types.Types() {
@@ -56,15 +61,15 @@ func runCalltypes(_ context.Context, args []string, stdout, stderr io.Writer) in
 		if builtin[t.Name] {
 			src = "built-in"
 		}
-		rows = append(rows, row{t.Name, t.MaxTokens, t.N, t.Priority, t.ReasoningEffort, src})
+		rows = append(rows, row{t.Name, t.MaxTokens, t.N, t.Priority, t.ReasoningEffort, cmp.Or(t.Fallback, fallback), src})
 	}
 	if *asJSON {
 		return printJSON(stdout, rows)
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	fprintf(tw, "NAME\tMAX_TOKENS\tN\tPRIORITY\tREASONING\tFROM\n")
+	fprintf(tw, "NAME\tMAX_TOKENS\tN\tPRIORITY\tREASONING\tFALLBACK\tFROM\n")
 	for _, r := range rows {
-		fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%s\n", r.Name, r.MaxTokens, r.N, r.Priority, cmp.Or(r.ReasoningEffort, "-"), r.Source)
+		fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%s\t%s\n", r.Name, r.MaxTokens, r.N, r.Priority, cmp.Or(r.ReasoningEffort, "-"), cmp.Or(r.Fallback, "-"), r.Source)
 	}
 	if err := tw.Flush(); err != nil {
 		return exitFailed

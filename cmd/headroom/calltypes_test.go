@@ -43,7 +43,7 @@ func TestCalltypesTable(t *testing.T) {
 	if len(lines) != 5 || !strings.HasPrefix(lines[0], "NAME") {
 		t.Fatalf("want a header and four rows:\n%s", out.String())
 	}
-	if f := strings.Fields(lines[2]); len(f) != 6 || f[0] != "click-pick" || f[2] != "1" || f[3] != "interactive" || f[4] != "minimal" || f[5] != "built-in" {
+	if f := strings.Fields(lines[2]); len(f) != 7 || f[0] != "click-pick" || f[2] != "1" || f[3] != "interactive" || f[4] != "minimal" || f[5] != "-" || f[6] != "built-in" {
 		t.Errorf("click-pick row: %q", lines[2])
 	}
 }
