@@ -64,3 +64,23 @@ func TestDefineValidatesAsRegisterAndParsesBySchema(t *testing.T) {
 		}
 	}
 }
+
+// FuzzSchemaParser: whatever a model writes, a defined type's parser
+// returns a value the schema accepts or an error, never a panic.
+func FuzzSchemaParser(f *testing.F) {
+	for _, s := range []string{`{"items": []}`, `{"items": [{"name": "a", "price": 1}]}`, `[`, `{"items": [{"name": "a", "price": 1e999}]}`, `null`, "\x00", `{"items": [[[[[]]]]]}`} {
+		f.Add(s)
+	}
+	parse, err := SchemaParser(pricesSchema())
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		v, err := parse(text)
+		if err == nil {
+			if _, ok := v.(map[string]any)["items"].([]any); !ok {
+				t.Errorf("accepted %q as %v", text, v)
+			}
+		}
+	})
+}

@@ -104,3 +104,48 @@ func TestRunAnswersWithTheTasksAnswerType(t *testing.T) {
 		t.Errorf("a missing answer_type: exit %d\n%s", r.code, r.stderr)
 	}
 }
+
+// A run whose default pool has no room left completes on the fallback
+// pool, every such call marked; the fallback is another model family.
+func TestRunCompletesOnTheFallbackWhenThePrimaryIsExhausted(t *testing.T) {
+	t.Parallel()
+	srv := animalSite(t)
+	sim, err := azuresim.New(azuresim.Config{Deployments: []azuresim.Deployment{
+		{Name: "big", Model: "gpt-4o", TPM: 6_000_000, Reply: "heuristic"},
+		{Name: "small", Model: "o4-mini", TPM: 6_000_000, Reply: "heuristic"},
+	}}, azuresim.Options{Models: map[string]azuresim.Model{"heuristic": heuristic.Model{}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := sim.Start("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer run.Close()
+	dir := t.TempDir()
+	// The budget gives the primary 1 token a minute: it can serve none of
+	// the task's calls. (A primary that is full until after a call's
+	// deadline sheds it to the fallback the same way: llm's tests.)
+	cfg := writeFile(t, dir, "cfg.yaml", fmt.Sprintf(`deployments:
+  - {name: big, endpoint: %[1]q, model: gpt-4o, tpm: 1, auth: {api_key_env: FALLBACK_TEST_KEY}}
+  - {name: small, endpoint: %[1]q, model: o4-mini, pool: small, tpm: 6000000, auth: {api_key_env: FALLBACK_TEST_KEY}}
+fallback: {pool: small, share: 0}
+`, run.URL))
+	task := writeFile(t, dir, "zebra.yaml", zebraTask(srv.URL))
+	r := runBinary(t, []string{"FALLBACK_TEST_KEY=k"}, "run", task, "--config", cfg)
+	if r.code != exitOK {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	res := decodeResult(t, "stdout", []byte(r.stdout))
+	on := map[bool]int{}
+	for _, c := range allCalls(res) {
+		on[c.Fallback]++
+		if c.Fallback && (c.Deployment != "small" || c.ReasoningEffort == "") {
+			t.Errorf("a fallback call %+v: want small, shaped for o4-mini", c)
+		}
+	}
+	if on[true] == 0 || on[false] > 0 {
+		t.Errorf("calls on the primary %d, on the fallback %d: want all on the fallback", on[false], on[true])
+	}
+	t.Logf("%d calls: %d on the primary, %d on the fallback", on[true]+on[false], on[false], on[true])
+}
