@@ -4,7 +4,6 @@ import (
 	"errors"
 	"net"
 	"net/url"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -95,15 +94,7 @@ func TestHostilePagesRecordedAndReplayedReachNoOtherHost(t *testing.T) {
 		}
 	}
 
-	path := filepath.Join(t.TempDir(), "hostile.har")
-	if err := rec.Archive().WriteFile(path); err != nil {
-		t.Fatal(err)
-	}
-	a, err := replay.Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := replay.NewMatcher(a, replay.Options{Redactor: replay.DefaultRedactor()})
+	_, m := writeAndMatch(t, rec, "hostile.har")
 	visit(t, open(t, Options{AllowedDomains: allow, Replay: m}), c, pages)
 	reachedNothing(t, c, "replay")
 }

@@ -50,6 +50,21 @@ func walk(t *testing.T, p *Page, start string, steps []Step) []string {
 	return snaps
 }
 
+// writeAndMatch writes a recording as a HAR file, reads it back as
+// replay would, and returns the file and a matcher over it.
+func writeAndMatch(t *testing.T, rec *replay.Recorder, name string) (string, *replay.Matcher) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	if err := rec.Archive().WriteFile(path); err != nil {
+		t.Fatal(err)
+	}
+	a, err := replay.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path, replay.NewMatcher(a, replay.Options{Redactor: replay.DefaultRedactor()})
+}
+
 // offline is a replay, which could not reach the network even if it
 // tried: every request not answered from the archive meets a fence that
 // refuses every host.
@@ -70,15 +85,7 @@ func TestRecordThenReplayOffline(t *testing.T) {
 			p.Close()
 			srv.Close() // the network is cut from here on
 
-			path := filepath.Join(t.TempDir(), s.name+".har")
-			if err := rec.Archive().WriteFile(path); err != nil {
-				t.Fatal(err)
-			}
-			a, err := replay.Load(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			m := replay.NewMatcher(a, replay.Options{Redactor: replay.DefaultRedactor()})
+			path, m := writeAndMatch(t, rec, s.name+".har")
 			replayed := walk(t, open(t, offline(m)), srv.URL+s.path, steps)
 			for i := range live {
 				if live[i] != replayed[i] {

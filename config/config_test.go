@@ -115,10 +115,10 @@ func TestFallbacksNameAPoolOfTheFile(t *testing.T) {
 		t.Errorf("share %v, want the default %v", f.Fallback.ShareOrDefault(), config.DefaultShare)
 	}
 	for src, want := range map[string]string{
-		two + "fallback: {pool: tiny}\n":                      `headroom.yaml:4: fallback.pool: no pool "tiny": the pools are [default small]`,
-		two + "fallback: {pool: default}\n":                   `fallback.pool: the fallback is the default pool itself`,
-		two + "fallback: {pool: small, share: 2}\n":           `fallback.share: 2 is not a share`,
-		two + "fallback: {share: 0.1}\n":                      `fallback.pool: a fallback names its pool`,
+		two + "fallback: {pool: tiny}\n":                    `headroom.yaml:4: fallback.pool: no pool "tiny": the pools are [default small]`,
+		two + "fallback: {pool: default}\n":                 `fallback.pool: the fallback is the default pool itself`,
+		two + "fallback: {pool: small, share: 2}\n":         `fallback.share: 2 is not a share`,
+		two + "fallback: {share: 0.1}\n":                    `fallback.pool: a fallback names its pool`,
 		two + "calltypes:\n  yes-no: {fallback: nowhere}\n": `calltypes.yes-no.fallback: no pool "nowhere"`,
 	} {
 		if _, _, err := config.Parse("headroom.yaml", []byte(src)); err == nil || !strings.Contains(err.Error(), want) {

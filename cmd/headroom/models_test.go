@@ -11,16 +11,16 @@ import (
 	"github.com/headroom-agent/headroom/llm/azuresim/heuristic"
 )
 
-// headroom call on each family of deployment, against the simulator over
-// HTTP: the reasoning models take max_completion_tokens and report their
-// reasoning, gpt-4o still takes max_tokens; an unknown model needs its
-// family stated, at its line.
-func TestCallOnEachModelFamily(t *testing.T) {
-	sim, err := azuresim.New(azuresim.Config{Deployments: []azuresim.Deployment{
-		{Name: "o4mini", Model: "o4-mini", TPM: 1_000_000, Reply: "heuristic"},
-		{Name: "gpt5mini", Model: "gpt-5-mini", TPM: 1_000_000, Reply: "heuristic"},
-		{Name: "gpt4o", Model: "gpt-4o", TPM: 1_000_000, Reply: "heuristic"},
-	}}, azuresim.Options{Models: map[string]azuresim.Model{"heuristic": heuristic.Model{}}})
+// heuristicSim serves deployments NAME:MODEL (6M TPM each) answered by
+// the heuristic stand-in, on a loopback port, until the test ends.
+func heuristicSim(t *testing.T, deps ...string) *azuresim.Running {
+	t.Helper()
+	var ds []azuresim.Deployment
+	for _, d := range deps {
+		name, model, _ := strings.Cut(d, ":")
+		ds = append(ds, azuresim.Deployment{Name: name, Model: model, TPM: 6_000_000, Reply: "heuristic"})
+	}
+	sim, err := azuresim.New(azuresim.Config{Deployments: ds}, azuresim.Options{Models: map[string]azuresim.Model{"heuristic": heuristic.Model{}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,7 +28,16 @@ func TestCallOnEachModelFamily(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer run.Close()
+	t.Cleanup(func() { run.Close() })
+	return run
+}
+
+// headroom call on each family of deployment, against the simulator over
+// HTTP: the reasoning models take max_completion_tokens and report their
+// reasoning, gpt-4o still takes max_tokens; an unknown model needs its
+// family stated, at its line.
+func TestCallOnEachModelFamily(t *testing.T) {
+	run := heuristicSim(t, "o4mini:o4-mini", "gpt5mini:gpt-5-mini", "gpt4o:gpt-4o")
 	t.Setenv("MODELS_TEST_KEY", "sk-models-test-0123456789")
 	dir := t.TempDir()
 	for _, c := range []struct {
@@ -110,18 +119,7 @@ func TestRunAnswersWithTheTasksAnswerType(t *testing.T) {
 func TestRunCompletesOnTheFallbackWhenThePrimaryIsExhausted(t *testing.T) {
 	t.Parallel()
 	srv := animalSite(t)
-	sim, err := azuresim.New(azuresim.Config{Deployments: []azuresim.Deployment{
-		{Name: "big", Model: "gpt-4o", TPM: 6_000_000, Reply: "heuristic"},
-		{Name: "small", Model: "o4-mini", TPM: 6_000_000, Reply: "heuristic"},
-	}}, azuresim.Options{Models: map[string]azuresim.Model{"heuristic": heuristic.Model{}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	run, err := sim.Start("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer run.Close()
+	run := heuristicSim(t, "big:gpt-4o", "small:o4-mini")
 	dir := t.TempDir()
 	// The budget gives the primary 1 token a minute: it can serve none of
 	// the task's calls. (A primary that is full until after a call's
