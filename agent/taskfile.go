@@ -87,7 +87,7 @@ func (t *Task) check(doc *yamlconf.Doc, data []byte) error {
 			return doc.Errorf(fmt.Sprintf("allowed_domains[%d]", i), "%v", err)
 		}
 	}
-	if t.AnswerType != "" && !validTypeName(t.AnswerType) {
+	if t.AnswerType != "" && !calltypes.ValidName(t.AnswerType) {
 		return doc.Errorf("answer_type", "%q is not a call type name: 1 to 64 letters, digits, '_' or '-'", t.AnswerType)
 	}
 	switch {
@@ -368,18 +368,4 @@ func parseDuration(s string) (time.Duration, error) {
 		return 0, fmt.Errorf("%q is not a duration such as 90s, 2m or 1h", s)
 	}
 	return v, nil
-}
-
-// validTypeName is the call type name rule (calltypes: a structured
-// output's name).
-func validTypeName(s string) bool {
-	if len(s) == 0 || len(s) > 64 {
-		return false
-	}
-	for _, r := range s {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
-			return false
-		}
-	}
-	return true
 }

@@ -342,6 +342,10 @@ func (r *Registry) log(notes ...string) {
 // is where a type's name goes.
 var validName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 
+// ValidName reports whether name can name a call type: 1 to 64 letters,
+// digits, '_' or '-'.
+func ValidName(name string) bool { return validName.MatchString(name) }
+
 // check validates t and fills in its defaults (N 0 → 1, Priority "" →
 // Interactive).
 func check(t Type, limit int64) (Type, error) {
