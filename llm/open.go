@@ -50,12 +50,7 @@ func Open(ctx context.Context, f *config.File, o Options) (*Caller, error) {
 	if err := f.Apply(c.Types); err != nil {
 		return nil, err
 	}
-	shape, err := shapeOf(&f.Budget, f.ReasoningTokens)
-	if err != nil {
-		return nil, err
-	}
-	c.Shape = shape
-	if err := c.fallbackFrom(f); err != nil {
+	if err := c.shapesFrom(f); err != nil {
 		return nil, err
 	}
 	if o.Replay != "" {
@@ -129,9 +124,10 @@ func (c *Caller) recordTo(path string) error {
 	return nil
 }
 
-// fallbackFrom sets the caller's fallback from the config, with the
-// request shape of every pool a fallback may name.
-func (c *Caller) fallbackFrom(f *config.File) error {
+// shapesFrom sets the caller's request shapes from the config: the
+// default pool's, and every pool's for a fallback to name; and the
+// fallback itself.
+func (c *Caller) shapesFrom(f *config.File) error {
 	c.Fallback.Shapes = map[string]Shape{}
 	for name, ds := range f.Budget.Pools() {
 		info, err := budget.ModelFamily(ds[0].Model, ds[0].Family)
@@ -140,6 +136,9 @@ func (c *Caller) fallbackFrom(f *config.File) error {
 		}
 		c.Fallback.Shapes[name] = Shape{Model: info, Allowance: f.ReasoningTokens}
 	}
+	// Calls go to the default pool: a pool is one model, so one shape.
+	c.Shape = c.Fallback.Shapes[budget.DefaultPool]
+	c.Shape.Allowance = f.ReasoningTokens
 	c.Fallback.Share = config.DefaultShare // a type's own fallback is kept warm too
 	if f.Fallback != nil {
 		c.Fallback.Pool, c.Fallback.Share = f.Fallback.Pool, f.Fallback.ShareOrDefault()

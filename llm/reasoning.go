@@ -101,19 +101,3 @@ func (e *ReasoningTruncatedError) Error() string {
 	return fmt.Sprintf("llm: the %s call spent its whole cap of %d tokens reasoning (%d reasoning tokens at effort %q on %s) before writing an answer: raise calltypes.%s.reasoning_tokens, or lower its reasoning_effort",
 		e.Type, e.MaxTokens, e.Reasoning, e.Effort, e.Deployment, e.Type)
 }
-
-// shapeOf is the shape of the config's default pool, where calls go: a
-// pool is one model, so one family.
-func shapeOf(cfg *budget.Config, allowance map[string]int64) (Shape, error) {
-	for _, d := range cfg.Deployments {
-		if d.Pool != "" && d.Pool != budget.DefaultPool {
-			continue
-		}
-		info, err := budget.ModelFamily(d.Model, d.Family)
-		if err != nil {
-			return Shape{}, fmt.Errorf("llm: deployment %s: %w", d.Name, err)
-		}
-		return Shape{Model: info, Allowance: allowance}, nil
-	}
-	return Shape{Allowance: allowance}, nil
-}
