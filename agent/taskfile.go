@@ -16,7 +16,6 @@ import (
 
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
-	"github.com/goccy/go-yaml/parser"
 
 	"github.com/headroom-agent/headroom/browser"
 	"github.com/headroom-agent/headroom/calltypes"
@@ -50,7 +49,7 @@ func ParseTask(file string, data []byte) (*Task, error) {
 	if err != nil {
 		return nil, nameField(err)
 	}
-	if err := t.check(doc, data); err != nil {
+	if err := t.check(doc); err != nil {
 		return nil, err
 	}
 	t.File = file
@@ -67,9 +66,9 @@ func resolve(dir, p string) string {
 	return filepath.Join(dir, p)
 }
 
-// check validates a decoded task; data is the file, read again only to
-// tell an empty agent from none.
-func (t *Task) check(doc *yamlconf.Doc, data []byte) error {
+// check validates a decoded task; doc is where it is written, to point at
+// the line and to tell an empty agent from none.
+func (t *Task) check(doc *yamlconf.Doc) error {
 	switch {
 	case strings.TrimSpace(t.Name) == "":
 		return doc.Errorf("name", "a task needs a name, a short label for reports")
@@ -113,7 +112,7 @@ func (t *Task) check(doc *yamlconf.Doc, data []byte) error {
 			return doc.Errorf("success.url", "not a regular expression: %v", err)
 		}
 	}
-	return checkTaskSteps(doc, data, t.Steps)
+	return checkTaskSteps(doc, t.Steps)
 }
 
 // checkStartURL refuses anything but an absolute http(s) URL with a host.
@@ -143,7 +142,7 @@ func checkStartURL(s string) error {
 // checkTaskSteps checks agent steps here and scripted steps with
 // browser.ParseSteps, so a scripted step in a task obeys exactly the rules
 // of a steps file. The first problem in the file is the one reported.
-func checkTaskSteps(doc *yamlconf.Doc, data []byte, steps []TaskStep) error {
+func checkTaskSteps(doc *yamlconf.Doc, steps []TaskStep) error {
 	var (
 		scripted []browser.Step
 		at       []int // scripted[j] is steps[at[j]]
@@ -166,7 +165,7 @@ func checkTaskSteps(doc *yamlconf.Doc, data []byte, steps []TaskStep) error {
 		case s.Step == (browser.Step{}):
 			// Always wrong, so the first one ends the search (and the file
 			// is searched for agent once).
-			if hasKey(data, field, "agent") {
+			if doc.Has(field + ".agent") {
 				return agentErr(field+".agent", "a sub-goal cannot be empty")
 			}
 			return checkScripted(doc, steps, append(scripted, s.Step), append(at, i))
@@ -276,35 +275,6 @@ func nameField(err error) error {
 		return err
 	}
 	return &yamlconf.Error{File: e.File, Line: e.Line, Field: e.Unknown, Msg: "unknown field: use " + strings.Join(e.Accepts, ", ")}
-}
-
-// parseFile parses data for finding things in it, or returns nil.
-func parseFile(data []byte) (f *ast.File) {
-	defer func() {
-		if recover() != nil { // the decoder has reported on data already
-			f = nil
-		}
-	}()
-	f, err := parser.ParseBytes(data, 0)
-	if err != nil {
-		return nil
-	}
-	return f
-}
-
-// hasKey says whether the mapping at path (such as steps[2]) writes key,
-// even with no value.
-func hasKey(data []byte, path, key string) bool {
-	f := parseFile(data)
-	if f == nil {
-		return false
-	}
-	p, err := yaml.PathString("$." + path + "." + key)
-	if err != nil {
-		return false
-	}
-	n, err := p.FilterFile(f)
-	return err == nil && n != nil
 }
 
 // String is the duration as Go writes it, such as 1m30s.

@@ -21,20 +21,22 @@ import (
 // runTask runs one agent on a task file and prints its result: the
 // product's main job, one per container.
 func runTask(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("run", "TASK", stderr)
+	fs := newFlagSet("run", "TASK | --tasks FILE [--index N]", stderr)
 	configFile := fs.String("config", "", "config `file` of real deployments (default $HEADROOM_CONFIG; none: the embedded simulator)")
 	outDir := fs.String("out", "", "write result.json, report.html and a screenshot per step into this `directory`")
 	recordHAR := fs.String("record-har", "", "record the run's pages, live, to this HAR `file` for offline replay")
 	recordCalls := fs.String("record-calls", "", "record the run's model calls to this cassette `file`")
 	session := fs.String("session", "", "the session `key` the calls keep affinity by (default the task's name and a random suffix)")
+	tasksFile := fs.String("tasks", "", "run one task of this task list `file` (tasks: [...]), the one at --index")
+	index := fs.String("index", "", "which task of --tasks to run, from 0 (default $JOB_COMPLETION_INDEX, else $HEADROOM_TASK_INDEX)")
 	var bf browserFlags
 	bf.addBrowser(fs)
 	pos, code, done := parseMixed(fs, args, stdout)
 	if done {
 		return code
 	}
-	if len(pos) != 1 {
-		fprintf(stderr, "headroom run: want one TASK file\n")
+	if (len(pos) != 1) == (*tasksFile == "") {
+		fprintf(stderr, "headroom run: want one TASK file, or --tasks FILE with an index\n")
 		fs.Usage()
 		return exitUsage
 	}
@@ -42,17 +44,27 @@ func runTask(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fprintf(stderr, "headroom run: %v\n", err)
 		return exitUsage
 	}
-	task, err := agent.LoadTask(pos[0])
+	var task *agent.Task
+	var err error
+	if *tasksFile != "" {
+		task, err = pickTask(*tasksFile, *index)
+	} else {
+		if *index != "" {
+			fprintf(stderr, "headroom run: --index picks a task of --tasks FILE, and %s is one task: drop --index\n", pos[0])
+			return exitUsage
+		}
+		task, err = agent.LoadTask(pos[0])
+	}
 	if err != nil {
 		fprintf(stderr, "headroom run: %v\n", err)
 		return exitUsage
 	}
 	if *recordHAR != "" && task.Replay != "" {
-		fprintf(stderr, "headroom run: --record-har records a live run, and %s replays %s: drop one\n", pos[0], task.Replay)
+		fprintf(stderr, "headroom run: --record-har records a live run, and %s replays %s: drop one\n", task.File, task.Replay)
 		return exitUsage
 	}
 	if *recordCalls != "" && task.Cassette != "" {
-		fprintf(stderr, "headroom run: --record-calls records the model, and %s answers from %s: drop one\n", pos[0], task.Cassette)
+		fprintf(stderr, "headroom run: --record-calls records the model, and %s answers from %s: drop one\n", task.File, task.Cassette)
 		return exitUsage
 	}
 	for _, t := range []struct{ flag, path string }{{"--record-har", *recordHAR}, {"--record-calls", *recordCalls}} {
@@ -83,7 +95,7 @@ func runTask(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if task.Replay != "" {
 		a, err := replay.Load(task.Replay)
 		if err != nil {
-			fprintf(stderr, "headroom run: %s: replay: %v\n", pos[0], err)
+			fprintf(stderr, "headroom run: %s: replay: %v\n", task.File, err)
 			return exitUsage
 		}
 		matcher = replay.NewMatcher(a, replay.Options{Redactor: replay.DefaultRedactor()})
@@ -102,7 +114,7 @@ func runTask(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	defer caller.Close()
 	if task.AnswerType != "" {
 		if _, ok := caller.Types.Lookup(task.AnswerType); !ok {
-			fprintf(stderr, "headroom run: %s: answer_type: no call type %q: define it under calltypes: in the config (system, schema, max_tokens)\n", pos[0], task.AnswerType)
+			fprintf(stderr, "headroom run: %s: answer_type: no call type %q: define it under calltypes: in the config (system, schema, max_tokens)\n", task.File, task.AnswerType)
 			return exitUsage
 		}
 	}

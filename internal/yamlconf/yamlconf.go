@@ -48,8 +48,46 @@ func (e *Error) Error() string {
 
 // Doc is a decoded file, kept so later checks can point at a line.
 type Doc struct {
-	File string
-	ast  *ast.File
+	File   string
+	ast    *ast.File
+	prefix string // see Sub
+}
+
+// Sub is the part of the file at prefix (such as tasks[2]): its Errorf,
+// Line and Has take paths within that part, and name the whole path.
+func (d *Doc) Sub(prefix string) *Doc {
+	return &Doc{File: d.File, ast: d.ast, prefix: d.join(prefix)}
+}
+
+func (d *Doc) join(field string) string {
+	switch {
+	case d.prefix == "":
+		return field
+	case field == "" || strings.HasPrefix(field, "["):
+		return d.prefix + field
+	}
+	return d.prefix + "." + field
+}
+
+// Has says whether the file writes path (such as steps[2].agent), even
+// with no value.
+func (d *Doc) Has(path string) bool {
+	if d == nil || d.ast == nil {
+		return false
+	}
+	p, err := yaml.PathString(d.root(d.join(path)))
+	if err != nil {
+		return false
+	}
+	n, err := p.FilterFile(d.ast)
+	return err == nil && n != nil
+}
+
+func (d *Doc) root(p string) string {
+	if strings.HasPrefix(p, "[") {
+		return "$" + p // a file that is a list at the top
+	}
+	return "$." + p
 }
 
 // MaxNesting bounds how deep a file nests. A config or a task is two or
@@ -152,7 +190,7 @@ func wrap(file string, err error) *Error {
 // Errorf returns an error about field (a path such as pools[0].tpm), at the
 // line where that field, or the nearest part of it that exists, is written.
 func (d *Doc) Errorf(field, format string, args ...any) error {
-	return &Error{File: d.File, Line: d.Line(field), Field: field, Msg: fmt.Sprintf(format, args...)}
+	return &Error{File: d.File, Line: d.Line(field), Field: d.join(field), Msg: fmt.Sprintf(format, args...)}
 }
 
 // Line is the line of field, or of its closest existing parent, or 0.
@@ -160,12 +198,8 @@ func (d *Doc) Line(field string) int {
 	if d == nil || d.ast == nil {
 		return 0
 	}
-	for p := field; p != ""; p = parent(p) {
-		root := "$."
-		if strings.HasPrefix(p, "[") {
-			root = "$" // a file that is a list at the top
-		}
-		path, err := yaml.PathString(root + p)
+	for p := d.join(field); p != ""; p = parent(p) {
+		path, err := yaml.PathString(d.root(p))
 		if err != nil {
 			continue
 		}
