@@ -18,6 +18,8 @@ import (
 	"io"
 	"net/url"
 	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -136,7 +138,8 @@ type Page struct {
 	cancelTab     context.CancelFunc
 	cancelBrowser context.CancelFunc // the launched browser's first tab, when the run's tab has a context of its own
 	cancelAlloc   context.CancelFunc
-	pid           int // launched Chrome's pid; 0 when attached
+	pid           int    // launched Chrome's pid; 0 when attached
+	profile       string // launched Chrome's profile directory, removed by Close
 
 	crashed atomic.Bool
 	dead    chan struct{} // closed when the renderer crashes
@@ -215,7 +218,15 @@ func Open(ctx context.Context, o Options) (*Page, error) {
 		if o.ReapHelpers {
 			becomeSubreaper()
 		}
-		allocCtx, p.cancelAlloc = chromedp.NewExecAllocator(context.Background(), launchFlags(exec, o, p.sink)...)
+		// A profile of our own, rather than chromedp's: Close removes it
+		// together with the directory Chrome keeps its singleton socket in
+		// (under $TMPDIR), which Chrome leaves behind when it is stopped.
+		if p.profile, err = os.MkdirTemp("", "headroom-chrome-"); err != nil {
+			p.Close()
+			return nil, &Error{Op: "launch", Kind: ErrLaunch, Detail: "a profile directory: " + err.Error() + ": is $TMPDIR writable?"}
+		}
+		flags := append(launchFlags(exec, o, p.sink), chromedp.UserDataDir(p.profile))
+		allocCtx, p.cancelAlloc = chromedp.NewExecAllocator(context.Background(), flags...)
 	}
 	// The run's tab lives in a browser context of its own when it is
 	// attached (so closing it leaves the browser's other tabs alone) or
@@ -390,8 +401,20 @@ func (p *Page) Close() error {
 	if p.cancelBrowser != nil {
 		p.cancelBrowser()
 	}
+	var singleton string
+	if p.profile != "" {
+		if l, err := os.Readlink(filepath.Join(p.profile, "SingletonSocket")); err == nil && strings.HasPrefix(filepath.Base(filepath.Dir(l)), "org.chromium.") {
+			singleton = filepath.Dir(l)
+		}
+	}
 	if p.cancelAlloc != nil {
-		p.cancelAlloc() // waits for a launched Chrome to exit and removes its profile
+		p.cancelAlloc() // waits for a launched Chrome to exit
+	}
+	if p.profile != "" {
+		_ = os.RemoveAll(p.profile)
+		if singleton != "" {
+			_ = os.RemoveAll(singleton)
+		}
 	}
 	reap(helpers, 2*time.Second)
 	if p.fence != nil {
