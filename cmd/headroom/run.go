@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"io"
@@ -83,23 +85,10 @@ func runTask(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 	}
 
-	bo := bf.options(stderr)
-	bo.ReapHelpers = true // one agent per container: Chrome's helpers are ours to reap
-	bo.AllowedDomains = append(bo.AllowedDomains, task.AllowedDomains...)
-	if len(bo.AllowedDomains) == 0 {
-		if u, err := url.Parse(task.StartURL); err == nil {
-			bo.AllowedDomains = []string{u.Hostname()}
-		}
-	}
-	var matcher *replay.Matcher
-	if task.Replay != "" {
-		a, err := replay.Load(task.Replay)
-		if err != nil {
-			fprintf(stderr, "headroom run: %s: replay: %v\n", task.File, err)
-			return exitUsage
-		}
-		matcher = replay.NewMatcher(a, replay.Options{Redactor: replay.DefaultRedactor()})
-		bo.Replay = matcher
+	bo, matcher, err := taskBrowser(bf.options(stderr), task)
+	if err != nil {
+		fprintf(stderr, "headroom run: %v\n", err)
+		return exitUsage
 	}
 	var rec *replay.Recorder
 	if *recordHAR != "" {
@@ -156,6 +145,30 @@ func runTask(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	printJSON(stdout, res)
 	fprintf(stderr, "headroom run: %s: %s\n", res.Status, res.Reason)
 	return code
+}
+
+// taskBrowser is the browser a task runs in: confined to its allowed
+// domains (or its start URL's host), answered from its replay when it has
+// one, and with Chrome's helpers reaped by this process, whose agent it
+// is.
+func taskBrowser(bo browser.Options, task *agent.Task) (browser.Options, *replay.Matcher, error) {
+	bo.ReapHelpers = true
+	bo.AllowedDomains = append(slices.Clone(bo.AllowedDomains), task.AllowedDomains...)
+	if len(bo.AllowedDomains) == 0 {
+		if u, err := url.Parse(task.StartURL); err == nil {
+			bo.AllowedDomains = []string{u.Hostname()}
+		}
+	}
+	if task.Replay == "" {
+		return bo, nil, nil
+	}
+	a, err := replay.Load(task.Replay)
+	if err != nil {
+		return bo, nil, fmt.Errorf("%s: replay: %w", task.File, err)
+	}
+	m := replay.NewMatcher(a, replay.Options{Redactor: replay.DefaultRedactor()})
+	bo.Replay = m
+	return bo, m, nil
 }
 
 // writeOut writes result.json and report.html beside the screenshots.

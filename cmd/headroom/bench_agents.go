@@ -1,0 +1,158 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"io"
+	"os"
+	"os/exec"
+	"sync"
+	"time"
+
+	"github.com/headroom-agent/headroom/agent"
+	"github.com/headroom-agent/headroom/bench/agents"
+	"github.com/headroom-agent/headroom/browser"
+	"github.com/headroom-agent/headroom/internal/safefile"
+	"github.com/headroom-agent/headroom/llm"
+)
+
+func benchAgents(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("bench agents", "", stderr)
+	n := fs.Int("agents", 12, "real agents (headroom run, each with its own Chromium)")
+	processes := fs.Int("processes", 0, "OS processes the agents are split over (default one per agent)")
+	redisURL := fs.String("redis", "", "the Redis `URL` of the shared budget (default $REDIS_URL, else redis://127.0.0.1:6379/0)")
+	window := fs.Duration("window", 6*time.Second, "the simulated minute (compressed; the request windows scale with it)")
+	demand := fs.Float64("demand", 3, "how many windows of the budget the agents need: the deployments are sized from it")
+	tasks := fs.String("tasks", "testdata/tasks/fleet.yaml", "the task `list` agent i takes task i (modulo its length) from (run from the repository's root for the default)")
+	budgetMode := fs.String("budget", "", "run one budget mode: shared or per-process (default both, side by side)")
+	plot := fs.String("plot", "", "write the plot of the windows' fill and the 429s (SVG) to this `file`")
+	asJSON := fs.Bool("json", false, "print an array of rows, one per budget mode, as JSON")
+	if code, done := parse(fs, args, stdout); done {
+		return code
+	}
+	// Not a flag default: a password in $REDIS_URL would show in -h.
+	*redisURL = cmp.Or(*redisURL, os.Getenv("REDIS_URL"), "redis://127.0.0.1:6379/0")
+	if *n < 1 || *processes < 0 || *processes > *n {
+		fprintf(stderr, "headroom bench agents: --agents %d must be at least 1, and --processes %d between 0 (one per agent) and --agents\n", *n, *processes)
+		return exitUsage
+	}
+	if _, err := os.Stat(*tasks); err != nil {
+		fprintf(stderr, "headroom bench agents: --tasks: %v: run it from the repository's root, or name a task list\n", err)
+		return exitUsage
+	}
+	o := agents.Options{
+		Agents: *n, Processes: *processes, Redis: *redisURL, Window: *window, Demand: *demand,
+		TaskList: *tasks, Progress: stderr,
+		Command: func(ctx context.Context, args ...string) *exec.Cmd {
+			self, err := os.Executable()
+			if err != nil {
+				self = os.Args[0]
+			}
+			cmd := exec.CommandContext(ctx, self, args...)
+			cmd.Env = withoutEnv(os.Environ(), "HEADROOM_CONFIG", envJobIndex, envTaskIndex)
+			return cmd
+		},
+	}
+	switch *budgetMode {
+	case "":
+	case agents.Shared, agents.PerProcess:
+		o.Modes = []string{*budgetMode}
+	default:
+		fprintf(stderr, "headroom bench agents: --budget %q: want shared or per-process\n", *budgetMode)
+		return exitUsage
+	}
+	rows, err := agents.Run(ctx, o)
+	if err != nil {
+		fprintf(stderr, "headroom bench agents: %v\n", err)
+		if ctx.Err() != nil {
+			return exitInterrupted
+		}
+		return exitFailed
+	}
+	if *plot != "" {
+		if err := writePlot(*plot, func(w io.Writer) error { return agents.Plot(w, rows) }); err != nil {
+			fprintf(stderr, "headroom bench agents: --plot: %v\n", err)
+			return exitFailed
+		}
+		fprintf(stderr, "headroom bench agents: plot written to %s\n", *plot)
+	}
+	if *asJSON {
+		return printJSON(stdout, rows)
+	}
+	agents.Print(stdout, rows)
+	return exitOK
+}
+
+// withoutEnv drops the named variables from env.
+func withoutEnv(env []string, names ...string) []string {
+	var out []string
+next:
+	for _, kv := range env {
+		for _, n := range names {
+			if len(kv) > len(n) && kv[:len(n)+1] == n+"=" {
+				continue next
+			}
+		}
+		out = append(out, kv)
+	}
+	return out
+}
+
+// benchAgentsWorker runs several agents in one process, sharing its
+// Caller (and so its budget client), each with a Chromium of its own, and
+// prints their results as a JSON array.
+func benchAgentsWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("bench agents-worker", "", stderr)
+	configFile := fs.String("config", "", "config `file`")
+	list := fs.String("tasks", "", "task list `file`")
+	var indexes listFlag
+	fs.Var(&indexes, "index", "a task `index` to run (repeatable)")
+	if code, done := parse(fs, args, stdout); done {
+		return code
+	}
+	var tasks []*agent.Task
+	for _, i := range indexes {
+		t, err := pickTask(*list, i)
+		if err != nil {
+			fprintf(stderr, "headroom bench agents-worker: %v\n", err)
+			return exitUsage
+		}
+		tasks = append(tasks, t)
+	}
+	caller, code := openCaller(ctx, *configFile, llm.Options{}, stderr)
+	if caller == nil {
+		return code
+	}
+	defer caller.Close()
+	results := make([]agent.Result, len(tasks))
+	var wg sync.WaitGroup
+	for i, task := range tasks {
+		wg.Go(func() {
+			bo, _, err := taskBrowser(browser.Options{}, task)
+			if err != nil {
+				results[i] = agent.Result{Task: task.Name, Status: agent.Errored, Reason: err.Error()}
+				return
+			}
+			page, err := browser.Open(ctx, bo)
+			if err != nil {
+				results[i] = agent.Result{Task: task.Name, Status: agent.Errored, Reason: err.Error()}
+				return
+			}
+			watch := watchResources(page.PID())
+			results[i], _ = agent.Run(ctx, task, agent.Options{Page: page, Caller: caller})
+			page.Close()
+			// The process's own peak is shared by its agents.
+			results[i].Totals.PeakRSSMB, results[i].Totals.ChromePeakRSSMB = watch.stop()
+		})
+	}
+	wg.Wait()
+	return printJSON(stdout, results)
+}
+
+// writePlot writes a plot whole or not at all.
+func writePlot(path string, write func(io.Writer) error) error {
+	if err := safefile.PrepareTarget(path); err != nil {
+		return err
+	}
+	return safefile.WriteFile(path, 0o644, write)
+}
