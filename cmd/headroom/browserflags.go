@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
@@ -20,6 +21,9 @@ type browserFlags struct {
 	redact  listFlag
 	timeout time.Duration
 	verbose bool
+	// noSandbox turns Chrome's own sandbox off, for containers whose
+	// seccomp profile forbids the user namespaces it is built on.
+	noSandbox bool
 	steps   string
 }
 
@@ -38,6 +42,7 @@ func (b *browserFlags) addBrowser(fs *flag.FlagSet) {
 	fs.Var(&b.redact, "redact-name", "treat this header, query parameter or body field `name` as secret too, in HAR files, cassettes, logs and errors; repeat for more")
 	fs.DurationVar(&b.timeout, "load-timeout", 30*time.Second, "give up on a page that has not loaded within this `duration`")
 	fs.BoolVar(&b.verbose, "v", false, "log blocked requests and Chrome's own output to stderr")
+	fs.BoolVar(&b.noSandbox, "no-sandbox", envTrue(envNoSandbox), "launch Chrome without its own sandbox, for a container that forbids the user namespaces it needs (the container is then the sandbox); default $"+envNoSandbox)
 }
 
 // load checks the flags and reads the steps file; an error is bad usage.
@@ -68,6 +73,9 @@ func (b *browserFlags) load() ([]browser.Step, error) {
 
 func (b *browserFlags) options(stderr io.Writer) browser.Options {
 	o := browser.Options{ChromePath: b.chrome, Remote: b.remote, LoadTimeout: b.timeout, AllowSchemes: b.schemes}
+	if b.noSandbox {
+		o.Flags = map[string]any{"no-sandbox": true}
+	}
 	for _, d := range b.allow {
 		for _, p := range strings.Split(d, ",") {
 			o.AllowedDomains = append(o.AllowedDomains, strings.TrimSpace(p))
@@ -82,4 +90,18 @@ func (b *browserFlags) options(stderr io.Writer) browser.Options {
 		o.ChromeOutput = stderr
 	}
 	return o
+}
+
+// envNoSandbox is --no-sandbox's default, set in the container image:
+// Kubernetes' and ECS's default seccomp profiles refuse the user
+// namespaces Chrome's sandbox needs, and Chrome will not start without.
+const envNoSandbox = "HEADROOM_NO_SANDBOX"
+
+// envTrue reads a yes/no environment variable: 1, true or yes is yes.
+func envTrue(name string) bool {
+	switch strings.ToLower(os.Getenv(name)) {
+	case "1", "true", "yes":
+		return true
+	}
+	return false
 }
