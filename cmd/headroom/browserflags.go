@@ -24,7 +24,7 @@ type browserFlags struct {
 	// noSandbox turns Chrome's own sandbox off, for containers whose
 	// seccomp profile forbids the user namespaces it is built on.
 	noSandbox bool
-	steps   string
+	steps     string
 }
 
 func (b *browserFlags) add(fs *flag.FlagSet) {
