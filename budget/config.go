@@ -5,6 +5,7 @@ import (
 	"math"
 	"net"
 	"net/url"
+	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -17,9 +18,16 @@ import (
 // router spends and how carefully it spends them. The zero value of every
 // field but Deployments works; Validate fills the defaults in place.
 type Config struct {
-	// Redis is redis://host:port/db. Empty keeps the budget in this process,
-	// which is right for one process and wrong for a fleet.
+	// Redis is redis://host:port/db, or a Redis Cluster:
+	// redis://host1:port1?addr=host2:port2&addr=host3:port3 by several
+	// nodes, or redis+cluster://host:port by one (such as ElastiCache's
+	// configuration endpoint); rediss for TLS. Empty keeps the budget in
+	// this process, which is right for one process and wrong for a fleet.
 	Redis string `yaml:"redis"`
+	// RedisEnv names the environment variable that holds the Redis URL
+	// instead, for a URL with a password in it: the variable comes from a
+	// secret (a Kubernetes Secret, ECS secrets), the file does not.
+	RedisEnv string `yaml:"redis_env"`
 	// Margin is the share of each token limit reservations may use: our
 	// estimate and Azure's differ a little. 0 means DefaultMargin.
 	Margin float64 `yaml:"margin"`
@@ -275,7 +283,12 @@ func (c *Config) check(bad errorf, warn warnf) ([]Warning, error) {
 	if a := *c.AffinityThreshold; !(a >= 0 && a <= 1) {
 		return nil, bad("affinity_threshold", "%v is not a headroom fraction: use a number from 0 to 1 (default %v)", a, DefaultAffinityThreshold)
 	}
-	if c.Redis != "" {
+	switch {
+	case c.Redis != "" && c.RedisEnv != "":
+		return nil, bad("redis_env", "redis and redis_env both name the store: keep one")
+	case c.RedisEnv != "" && (!envName.MatchString(c.RedisEnv) || strings.Contains(c.RedisEnv, "://")):
+		return nil, bad("redis_env", "not an environment variable's name: write the name (such as REDIS_URL) and put the URL in that variable")
+	case c.Redis != "":
 		w, err := checkRedis(c.Redis, bad, warn)
 		if err != nil {
 			return nil, err
@@ -310,15 +323,66 @@ func (c *Config) check(bad errorf, warn warnf) ([]Warning, error) {
 	return append(ws, c.assignQuotas(warn)...), nil
 }
 
+// RedisURL is the store's URL: Redis, or the value of the variable
+// RedisEnv names, checked as Redis is; "" keeps the budget in this
+// process.
+func (c *Config) RedisURL() (string, error) {
+	if c.RedisEnv == "" {
+		return c.Redis, nil
+	}
+	v := strings.TrimSpace(os.Getenv(c.RedisEnv))
+	if v == "" {
+		return "", fmt.Errorf("redis_env: $%s is empty or unset: set it to the Redis URL (redis://host:port/db), or write the URL in the config as redis", c.RedisEnv)
+	}
+	bad := func(field, format string, args ...any) error {
+		return fmt.Errorf("redis_env: $%s: %s", c.RedisEnv, fmt.Sprintf(format, args...))
+	}
+	if _, err := checkRedis(v, bad, func(string, string, ...any) Warning { return Warning{} }); err != nil {
+		return "", err
+	}
+	return v, nil
+}
+
 func checkRedis(s string, bad errorf, warn warnf) ([]Warning, error) {
 	u, err := url.Parse(s)
 	if err != nil {
 		return nil, bad("redis", "not a URL: write redis://host:port/db")
 	}
+	q := u.Query()
+	cluster := false
 	switch u.Scheme {
-	case "redis", "rediss", "unix":
+	case "redis", "rediss":
+		cluster = q.Has("addr")
+	case "unix":
+		if q.Has("addr") {
+			return nil, bad("redis", "addr= names more nodes of a Redis Cluster, which a unix socket is not: write redis://host1:port1?addr=host2:port2")
+		}
+	case "redis+cluster", "rediss+cluster":
+		cluster = true
+		if u.Hostname() == "" {
+			return nil, bad("redis", "a cluster URL needs a node to start from: write %s://host:port", u.Scheme)
+		}
 	default:
-		return nil, bad("redis", "scheme %q is not Redis: write redis://host:port/db (rediss:// for TLS)", u.Scheme)
+		return nil, bad("redis", "scheme %q is not Redis: write redis://host:port/db (rediss:// for TLS), or redis+cluster://host:port for a Redis Cluster", u.Scheme)
+	}
+	for _, a := range q["addr"] {
+		// Not repeated in the message: it may hold a password.
+		if strings.Contains(a, "@") {
+			return nil, bad("redis", "addr= takes host:port only: the user and password go before the first host, for every node")
+		}
+		host, port, err := net.SplitHostPort(a)
+		if n, perr := strconv.Atoi(port); err != nil || host == "" || perr != nil || n <= 0 || n > 65535 {
+			return nil, bad("redis", "addr=%s is not host:port", a)
+		}
+	}
+	if cluster {
+		db := strings.Trim(u.Path, "/")
+		if q.Has("db") {
+			db = q.Get("db")
+		}
+		if db != "" && db != "0" {
+			return nil, bad("redis", "database %s on a Redis Cluster, which has only database 0: remove it from the URL", db)
+		}
 	}
 	if _, ok := u.User.Password(); ok {
 		return []Warning{warn("redis", "the URL holds a password: secrets belong in the environment, not in the config file")}, nil

@@ -1,6 +1,7 @@
 package budget_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -204,6 +205,16 @@ func TestParseConfigErrors(t *testing.T) {
 		{"affinity above one", "affinity_threshold: 1.01\n" + base, "c.yaml:1: affinity_threshold: ", "from 0 to 1"},
 		{"affinity one", "affinity_threshold: 1\n" + base, "", ""},
 		{"redis scheme", "redis: http://r:6379\n" + base, "c.yaml:1: redis: ", "redis://"},
+		{"redis cluster scheme", "redis: redis-cluster://r:6379\n" + base, "c.yaml:1: redis: ", "redis+cluster://host:port"},
+		{"redis unix cluster scheme", "redis: unix+cluster:///tmp/r.sock\n" + base, "c.yaml:1: redis: ", "redis+cluster://host:port"},
+		{"redis cluster database", "redis: redis://10.0.0.5:7000/2?addr=10.0.0.6:7001\n" + base, "c.yaml:1: redis: ", "database 2 on a Redis Cluster"},
+		{"redis cluster seed database", "redis: redis+cluster://cfg.example:6379/3\n" + base, "c.yaml:1: redis: ", "database 3 on a Redis Cluster"},
+		{"redis cluster db parameter", "redis: rediss+cluster://cfg.example:6379?db=4\n" + base, "c.yaml:1: redis: ", "database 4 on a Redis Cluster"},
+		{"redis cluster database 0", "redis: redis+cluster://cfg.example:6379/0\n" + base, "", ""},
+		{"redis cluster no host", "redis: redis+cluster:///0\n" + base, "c.yaml:1: redis: ", "redis+cluster://host:port"},
+		{"redis cluster addr without port", "redis: redis://10.0.0.5:7000?addr=10.0.0.6\n" + base, "c.yaml:1: redis: ", "addr=10.0.0.6 is not host:port"},
+		{"redis cluster addr bad port", "redis: redis://10.0.0.5:7000?addr=10.0.0.6:70000\n" + base, "c.yaml:1: redis: ", "addr=10.0.0.6:70000 is not host:port"},
+		{"redis unix addr", "redis: unix:///tmp/r.sock?addr=10.0.0.6:7001\n" + base, "c.yaml:1: redis: ", "unix socket"},
 		{"mixed models", second("    endpoint: https://b.openai.azure.com\n    model: gpt-4o-mini\n    tpm: 5\n    auth: {entra: true}\n"),
 			"c.yaml:9: deployments[1].model: ", `"a" is "gpt-4o" but "b" is "gpt-4o-mini"`},
 		{"mixed versions", "deployments:\n  - name: a\n    endpoint: https://a.openai.azure.com\n    model: gpt-4o\n    model_version: \"2024-08-06\"\n    tpm: 5\n    auth: {entra: true}\n" +
@@ -273,6 +284,66 @@ func TestEndpointCredentialsRefusedQuietly(t *testing.T) {
 	_, _, err := budget.ParseConfig("e.yaml", []byte(src))
 	if err == nil || !strings.HasPrefix(err.Error(), "e.yaml:8: deployments[1].endpoint: ") || strings.Contains(err.Error(), "hunter2") {
 		t.Errorf("error = %v", err)
+	}
+}
+
+func TestRedisClusterURLs(t *testing.T) {
+	for _, u := range []string{
+		"redis://10.0.0.5:7000?addr=10.0.0.6:7001&addr=10.0.0.7:7002",
+		"rediss://10.0.0.5:7000/0?addr=10.0.0.6:7001",
+		"redis+cluster://10.0.0.5:7000",
+		"rediss+cluster://clustercfg.budget.abc123.use1.cache.amazonaws.com:6379",
+	} {
+		_, ws, err := budget.ParseConfig("r.yaml", []byte("redis: "+u+"\n"+base))
+		if err != nil || len(ws) != 0 {
+			t.Errorf("redis: %s: %v, warnings %v", u, err, ws)
+		}
+	}
+	for _, u := range []string{
+		"redis://:hunter2@10.0.0.5:7000?addr=10.0.0.6:7001",
+		"rediss+cluster://default:hunter2@clustercfg.budget.abc123.use1.cache.amazonaws.com:6379",
+	} {
+		_, ws, err := budget.ParseConfig("r.yaml", []byte("redis: "+u+"\n"+base))
+		if err != nil || len(ws) != 1 || !strings.HasPrefix(ws[0].String(), "r.yaml:1: redis: ") || !strings.Contains(ws[0].String(), "password") {
+			t.Errorf("redis: %s: %v, warnings %v; want one about the password", u, err, ws)
+		}
+	}
+	// A password in an addr= entry is refused without being repeated.
+	_, _, err := budget.ParseConfig("r.yaml", []byte("redis: redis://10.0.0.5:7000?addr=user:hunter2@10.0.0.6:7001\n"+base))
+	if err == nil || !strings.HasPrefix(err.Error(), "r.yaml:1: redis: ") || !strings.Contains(err.Error(), "host:port only") || strings.Contains(err.Error(), "hunter2") {
+		t.Errorf("error = %v", err)
+	}
+}
+
+// redis_env keeps a URL with a password out of the file: the variable
+// comes from a secret, read when the store is opened.
+func TestRedisEnv(t *testing.T) {
+	c, ws, err := budget.ParseConfig("r.yaml", []byte("redis_env: HR_TEST_REDIS\n"+base))
+	if err != nil || len(ws) != 0 {
+		t.Fatalf("%v, warnings %v", err, ws)
+	}
+	t.Setenv("HR_TEST_REDIS", "")
+	if _, err := c.RedisURL(); err == nil || !strings.Contains(err.Error(), "redis_env: $HR_TEST_REDIS is empty or unset") {
+		t.Errorf("unset: %v", err)
+	}
+	if _, err := budget.OpenStore(context.Background(), c); err == nil || !strings.Contains(err.Error(), "$HR_TEST_REDIS is empty") {
+		t.Errorf("OpenStore with the variable unset: %v", err)
+	}
+	t.Setenv("HR_TEST_REDIS", "redis://:hunter2@10.0.0.5:6379/2")
+	if u, err := c.RedisURL(); err != nil || u != "redis://:hunter2@10.0.0.5:6379/2" {
+		t.Errorf("set: %q, %v", u, err)
+	}
+	t.Setenv("HR_TEST_REDIS", "http://:hunter2@10.0.0.5:6379/2")
+	if _, err := c.RedisURL(); err == nil || !strings.Contains(err.Error(), `redis_env: $HR_TEST_REDIS: scheme "http" is not Redis`) || strings.Contains(err.Error(), "hunter2") {
+		t.Errorf("not Redis: %v", err)
+	}
+	for _, c := range []struct{ file, want string }{
+		{"redis: redis://r:6379/0\nredis_env: REDIS_URL\n", "r.yaml:2: redis_env: redis and redis_env both name the store"},
+		{"redis_env: redis://r:6379/0\n", "r.yaml:1: redis_env: not an environment variable's name"},
+	} {
+		if _, _, err := budget.ParseConfig("r.yaml", []byte(c.file+base)); err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "r:6379") {
+			t.Errorf("%q: %v, want %q", c.file, err, c.want)
+		}
 	}
 }
 

@@ -47,11 +47,15 @@ func RegisterStore(scheme string, d StoreDriver) {
 // (one process) when it names none.
 func OpenStore(ctx context.Context, cfg *Config) (Store, error) {
 	o := StoreOptions{Window: cfg.Window, Policy: cfg.Refund}
-	if cfg.Redis == "" {
+	addr, err := cfg.RedisURL()
+	if err != nil {
+		return nil, err
+	}
+	if addr == "" {
 		return NewMemStore(MemOptions{Window: o.Window, Policy: o.Policy}), nil
 	}
-	scheme := cfg.Redis
-	if u, err := url.Parse(cfg.Redis); err == nil && u.Scheme != "" {
+	scheme := addr
+	if u, err := url.Parse(addr); err == nil && u.Scheme != "" {
 		scheme = u.Scheme
 	}
 	drivers.RLock()
@@ -66,7 +70,7 @@ func OpenStore(ctx context.Context, cfg *Config) (Store, error) {
 		return nil, fmt.Errorf("budget: no store driver for %q URLs (redis: in the config); this program has %s: import github.com/headroom-agent/headroom/budget/redisstore to add Redis",
 			scheme, cmpList(have))
 	}
-	return d(ctx, cfg.Redis, o)
+	return d(ctx, addr, o)
 }
 
 func cmpList(s []string) string {

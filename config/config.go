@@ -160,7 +160,7 @@ func (f *File) checkFallbacks() error {
 // simulator before any deployment sees them.
 func (f *File) TypesOnly() bool {
 	b := f.Budget
-	return len(b.Deployments) == 0 && b.Redis == "" && b.Margin == 0 && b.Refund == "" && b.Window == 0 &&
+	return len(b.Deployments) == 0 && b.Redis == "" && b.RedisEnv == "" && b.Margin == 0 && b.Refund == "" && b.Window == 0 &&
 		b.InteractiveFloor == nil && b.AffinityThreshold == nil && len(f.CallTypes) > 0
 }
 

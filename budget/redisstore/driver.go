@@ -7,11 +7,14 @@ import (
 	"github.com/headroom-agent/headroom/budget"
 )
 
-// Importing the package registers it for redis:// and rediss:// URLs, so
-// budget.OpenStore (and llm.Open) can open the store a config names.
+// Importing the package registers it for redis:// and rediss:// URLs, and
+// redis+cluster:// and rediss+cluster:// for a Redis Cluster by one seed
+// node, so budget.OpenStore (and llm.Open) can open the store a config
+// names.
 func init() {
-	budget.RegisterStore("redis", open)
-	budget.RegisterStore("rediss", open)
+	for _, scheme := range []string{"redis", "rediss", "redis+cluster", "rediss+cluster"} {
+		budget.RegisterStore(scheme, open)
+	}
 }
 
 func open(ctx context.Context, url string, o budget.StoreOptions) (budget.Store, error) {

@@ -15,6 +15,7 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -74,14 +75,42 @@ var _ budget.Store = (*Store)(nil)
 // in this long is treated as unavailable rather than waited on.
 const DefaultTimeout = 300 * time.Millisecond
 
-// Dial connects to the Redis at url (redis://host:port/db) with settings
-// fit for a budget: short timeouts that honour the context, one re-send
-// (safe: every script is idempotent) and no dial retry storm.
-func Dial(url string, poolSize int) (redis.UniversalClient, error) {
+// Dial connects to the Redis at rawURL with settings fit for a budget:
+// short timeouts that honour the context, one re-send (safe: every script
+// is idempotent) and no dial retry storm. The URL is one of
+//
+//	redis://host:port/db                         one server (rediss:// for TLS)
+//	redis://host1:port1?addr=host2:port2&addr=…  a Redis Cluster, by several of its nodes
+//	redis+cluster://host:port                    a Redis Cluster, by one node or a
+//	                                             configuration endpoint (rediss+cluster:// for TLS)
+//
+// and a cluster form gives a *redis.ClusterClient.
+func Dial(rawURL string, poolSize int) (redis.UniversalClient, error) {
 	quiet.Do(func() { redis.SetLogger(discard{}) })
-	o, err := redis.ParseURL(url)
+	clusterURL, err := clusterForm(rawURL)
 	if err != nil {
-		return nil, fmt.Errorf("redis url %q: %w", Redact(url), err)
+		return nil, fmt.Errorf("redis url %q: %w", Redact(rawURL), err)
+	}
+	if clusterURL != "" {
+		o, err := redis.ParseClusterURL(clusterURL)
+		if err != nil {
+			return nil, fmt.Errorf("redis url %q: %w", Redact(rawURL), err)
+		}
+		o.DialTimeout = DefaultTimeout
+		o.ReadTimeout = DefaultTimeout
+		o.WriteTimeout = DefaultTimeout
+		o.PoolTimeout = DefaultTimeout
+		o.ContextTimeoutEnabled = true
+		o.MaxRetries = 1
+		o.DialerRetries = 1
+		if poolSize > 0 {
+			o.PoolSize = poolSize // per node
+		}
+		return redis.NewClusterClient(o), nil
+	}
+	o, err := redis.ParseURL(rawURL)
+	if err != nil {
+		return nil, fmt.Errorf("redis url %q: %w", Redact(rawURL), err)
 	}
 	o.DialTimeout = DefaultTimeout
 	o.ReadTimeout = DefaultTimeout
@@ -94,6 +123,43 @@ func Dial(url string, poolSize int) (redis.UniversalClient, error) {
 		o.PoolSize = poolSize
 	}
 	return redis.NewClient(o), nil
+}
+
+// clusterForm returns rawURL in the form redis.ParseClusterURL reads when
+// it names a Redis Cluster, and "" when it names one server.
+func clusterForm(rawURL string) (string, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		// url.Parse's own error quotes the URL, password and all.
+		return "", errors.New("not a URL: write redis://host:port/db")
+	}
+	q := u.Query()
+	base, cluster := strings.CutSuffix(u.Scheme, "+cluster")
+	switch {
+	case cluster && base != "redis" && base != "rediss":
+		return "", fmt.Errorf("scheme %q: a cluster URL is redis+cluster:// or rediss+cluster://", u.Scheme)
+	case !cluster && (u.Scheme == "redis" || u.Scheme == "rediss") && q.Has("addr"):
+		cluster = true
+	case !cluster:
+		return "", nil
+	}
+	for _, a := range q["addr"] {
+		// go-redis would take "user:pass@host:port" for a host "user" and
+		// a port "pass@host:port", and repeat it in dial errors.
+		if strings.Contains(a, "@") {
+			return "", errors.New("addr= takes host:port only: the user and password go before the first host, for every node")
+		}
+	}
+	db := strings.Trim(u.Path, "/")
+	if q.Has("db") {
+		db = q.Get("db")
+		q.Del("db")
+	}
+	if db != "" && db != "0" {
+		return "", fmt.Errorf("database %s on a Redis Cluster, which has only database 0: remove it from the URL", db)
+	}
+	u.Scheme, u.Path, u.RawPath, u.RawQuery = base, "", "", q.Encode()
+	return u.String(), nil
 }
 
 // The client's own log lines ("failed to dial …") would repeat, on
@@ -140,9 +206,29 @@ func New(ctx context.Context, o Options) (*Store, error) {
 	return s, nil
 }
 
+var scripts = []struct {
+	sc  *redis.Script
+	src string
+}{{reserveScript, reserveSrc}, {finishScript, finishSrc}, {usageScript, usageSrc}, {breakerScript, breakerSrc}, {absorbScript, absorbSrc}}
+
+// load puts the scripts in the server's script cache. On a cluster each
+// EVALSHA runs on the node owning its keys, so every node needs them
+// (replicas too, as one may be promoted): one pipeline per node.
 func (s *Store) load(ctx context.Context) error {
-	for _, sc := range []*redis.Script{reserveScript, finishScript, usageScript, breakerScript, absorbScript} {
-		if err := sc.Load(ctx, s.rdb).Err(); err != nil {
+	if c, ok := s.rdb.(*redis.ClusterClient); ok {
+		err := c.ForEachShard(ctx, func(ctx context.Context, node *redis.Client) error {
+			_, err := node.Pipelined(ctx, func(p redis.Pipeliner) error {
+				for _, x := range scripts {
+					p.ScriptLoad(ctx, x.src)
+				}
+				return nil
+			})
+			return err
+		})
+		return wrap(ctx, "load scripts", err)
+	}
+	for _, x := range scripts {
+		if err := x.sc.Load(ctx, s.rdb).Err(); err != nil {
 			return wrap(ctx, "load scripts", err)
 		}
 	}
@@ -387,24 +473,31 @@ func (s *Store) Usage(ctx context.Context, deployments ...string) ([]budget.Usag
 	if len(deployments) == 0 {
 		return nil, nil
 	}
-	run := func() ([]*redis.Cmd, error) {
+	run := func(eval bool) ([]*redis.Cmd, error) {
 		cmds := make([]*redis.Cmd, len(deployments))
 		_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 			for i, d := range deployments {
 				tag := s.tag(d)
-				cmds[i] = usageScript.EvalSha(ctx, p, []string{tag + ":w", tag + ":eff", tag + ":open"}, s.window.Milliseconds())
+				keys := []string{tag + ":w", tag + ":eff", tag + ":open"}
+				if eval {
+					cmds[i] = usageScript.Eval(ctx, p, keys, s.window.Milliseconds())
+				} else {
+					cmds[i] = usageScript.EvalSha(ctx, p, keys, s.window.Milliseconds())
+				}
 			}
 			return nil
 		})
 		return cmds, err
 	}
-	cmds, err := run()
+	cmds, err := run(false)
 	if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
-		// A pipeline cannot fall back to EVAL: the server lost its script
-		// cache (restart, SCRIPT FLUSH). Load and try once more.
-		if err = s.load(ctx); err == nil {
-			cmds, err = run()
-		}
+		// A pipelined EVALSHA cannot fall back to EVAL on its own: a node
+		// lost its script cache (restart, SCRIPT FLUSH, a node added or
+		// promoted since New). Load the scripts for the calls to come, and
+		// send this one as EVAL, which needs no cache whichever node it
+		// reaches.
+		_ = s.load(ctx)
+		cmds, err = run(true)
 	}
 	if err != nil {
 		return nil, wrap(ctx, "usage", err)
@@ -434,12 +527,37 @@ func (s *Store) Usage(ctx context.Context, deployments ...string) ([]budget.Usag
 // Footprint counts the keys a deployment holds; zero once it has been idle
 // for two windows.
 func (s *Store) Footprint(ctx context.Context, deployment string) (int, error) {
+	tag := s.tag(deployment)
+	var node redis.Cmdable = s.rdb
+	if c, ok := s.rdb.(*redis.ClusterClient); ok {
+		// The tag's keys all live on the master of its slot. A cluster
+		// client would route SCAN by the hash tag in MATCH, which escaping
+		// can change, or to any master when there is none.
+		m, err := c.MasterForKey(ctx, tag)
+		if err != nil {
+			return 0, wrap(ctx, "scan", err)
+		}
+		node = m
+	}
 	n := 0
-	iter := s.rdb.Scan(ctx, 0, s.tag(deployment)+"*", 1000).Iterator()
+	iter := node.Scan(ctx, 0, globEscape(tag)+"*", 1000).Iterator()
 	for iter.Next(ctx) {
 		n++
 	}
 	return n, wrap(ctx, "scan", iter.Err())
+}
+
+// globEscape quotes what SCAN MATCH would read as a pattern in a prefix or
+// deployment name.
+func globEscape(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune(`*?[]\`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 func num(v any) int64 {

@@ -40,7 +40,14 @@ func Start() (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(bin, "--bind", "127.0.0.1", "--port", strconv.Itoa(port), "--save", "", "--appendonly", "no", "--dir", dir)
+	return startServer(bin, port, dir)
+}
+
+// startServer runs redis-server on port with dir as its working directory
+// and waits until it answers.
+func startServer(bin string, port int, dir string, extra ...string) (*Server, error) {
+	args := append([]string{"--bind", "127.0.0.1", "--port", strconv.Itoa(port), "--save", "", "--appendonly", "no", "--dir", dir}, extra...)
+	cmd := exec.Command(bin, args...)
 	// The server dies with the test binary: a shared one outlives every
 	// test, and nothing else would stop it.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
