@@ -1,0 +1,430 @@
+package deploy
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"reflect"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ecs"
+	ecstypes "github.com/aws/aws-sdk-go-v2/service/ecs/types"
+
+	"github.com/headroom-agent/headroom/config"
+)
+
+const taskDefinitionFile = "ecs/task-definition.json"
+
+// decodeTaskDefinition decodes a task definition strictly into the SDK's
+// RegisterTaskDefinitionInput, then has the SDK's own client validate it
+// and serialize it as it would send it. encoding/json matches field names
+// regardless of case, which the ECS API does not: the request the SDK
+// would send must be the file itself, or a field was misnamed. And it
+// puts any string into an enum field, so each is checked against the
+// values the SDK knows.
+func decodeTaskDefinition(data []byte) (*ecs.RegisterTaskDefinitionInput, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var in ecs.RegisterTaskDefinitionInput
+	if err := dec.Decode(&in); err != nil {
+		return nil, err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("more than one JSON value")
+	}
+	if err := checkEnums(reflect.ValueOf(in), "$"); err != nil {
+		return nil, err
+	}
+	wire, err := registerRequest(&in)
+	if err != nil {
+		return nil, err
+	}
+	if d := jsonDiff(data, wire); d != "" {
+		return nil, fmt.Errorf("the SDK would send it otherwise (a field name in the wrong case?): %s", d)
+	}
+	return &in, nil
+}
+
+// checkEnums walks v and refuses a value of an SDK enum type (a string
+// type with a Values method) that is not one of its Values.
+func checkEnums(v reflect.Value, at string) error {
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Interface:
+		if v.IsNil() {
+			return nil
+		}
+		return checkEnums(v.Elem(), at)
+	case reflect.Struct:
+		for i := 0; i < v.NumField(); i++ {
+			if f := v.Type().Field(i); f.IsExported() {
+				if err := checkEnums(v.Field(i), at+"."+f.Name); err != nil {
+					return err
+				}
+			}
+		}
+	case reflect.Slice:
+		for i := 0; i < v.Len(); i++ {
+			if err := checkEnums(v.Index(i), fmt.Sprintf("%s[%d]", at, i)); err != nil {
+				return err
+			}
+		}
+	case reflect.String:
+		m := v.MethodByName("Values")
+		if v.String() == "" || !m.IsValid() || m.Type().NumIn() != 0 || m.Type().NumOut() != 1 {
+			return nil
+		}
+		known := m.Call(nil)[0]
+		if known.Kind() != reflect.Slice || known.Type().Elem() != v.Type() {
+			return nil
+		}
+		var names []string
+		for i := 0; i < known.Len(); i++ {
+			if known.Index(i).String() == v.String() {
+				return nil
+			}
+			names = append(names, known.Index(i).String())
+		}
+		return fmt.Errorf("%s: %q is not one of %s", at, v.String(), strings.Join(names, ", "))
+	}
+	return nil
+}
+
+// captureClient is an HTTP client that keeps the request and sends nothing.
+type captureClient struct{ target, body string }
+
+var errCaptured = errors.New("request captured, not sent")
+
+func (c *captureClient) Do(r *http.Request) (*http.Response, error) {
+	b, err := io.ReadAll(r.Body)
+	if err != nil {
+		return nil, err
+	}
+	c.target, c.body = r.Header.Get("X-Amz-Target"), string(b)
+	return nil, errCaptured
+}
+
+// registerRequest is the body of the RegisterTaskDefinition call the SDK
+// would make for in, after its own validation of required fields.
+func registerRequest(in *ecs.RegisterTaskDefinitionInput) ([]byte, error) {
+	hc := &captureClient{}
+	client := ecs.New(ecs.Options{
+		Region:      "us-east-1",
+		Credentials: aws.AnonymousCredentials{},
+		HTTPClient:  hc,
+		Retryer:     aws.NopRetryer{},
+	})
+	_, err := client.RegisterTaskDefinition(context.Background(), in)
+	if !errors.Is(err, errCaptured) {
+		return nil, err
+	}
+	if !strings.HasSuffix(hc.target, ".RegisterTaskDefinition") {
+		return nil, fmt.Errorf("the SDK called %q", hc.target)
+	}
+	return []byte(hc.body), nil
+}
+
+// jsonDiff names where two JSON documents differ, or is "".
+func jsonDiff(file, wire []byte) string {
+	var a, b any
+	if err := json.Unmarshal(file, &a); err != nil {
+		return err.Error()
+	}
+	if err := json.Unmarshal(wire, &b); err != nil {
+		return "the request: " + err.Error()
+	}
+	var diffs []string
+	var walk func(at string, a, b any)
+	walk = func(at string, a, b any) {
+		switch a := a.(type) {
+		case map[string]any:
+			bm, ok := b.(map[string]any)
+			if !ok {
+				diffs = append(diffs, at+": not an object in the request")
+				return
+			}
+			keys := make([]string, 0, len(a)+len(bm))
+			for k := range a {
+				keys = append(keys, k)
+			}
+			for k := range bm {
+				if _, ok := a[k]; !ok {
+					keys = append(keys, k)
+				}
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				av, inA := a[k]
+				bv, inB := bm[k]
+				switch {
+				case !inB:
+					diffs = append(diffs, fmt.Sprintf("%s.%s is in the file but not the request", at, k))
+				case !inA:
+					diffs = append(diffs, fmt.Sprintf("%s.%s is in the request but not the file", at, k))
+				default:
+					walk(at+"."+k, av, bv)
+				}
+			}
+		case []any:
+			bs, ok := b.([]any)
+			if !ok || len(bs) != len(a) {
+				diffs = append(diffs, at+": a list of another length in the request")
+				return
+			}
+			for i := range a {
+				walk(fmt.Sprintf("%s[%d]", at, i), a[i], bs[i])
+			}
+		default:
+			if !reflect.DeepEqual(a, b) {
+				diffs = append(diffs, fmt.Sprintf("%s: %v in the file, %v in the request", at, a, b))
+			}
+		}
+	}
+	walk("$", a, b)
+	return strings.Join(diffs, "; ")
+}
+
+func loadTaskDefinition(t *testing.T) *ecs.RegisterTaskDefinitionInput {
+	t.Helper()
+	data, err := os.ReadFile(taskDefinitionFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := decodeTaskDefinition(data)
+	if err != nil {
+		t.Fatalf("%s: %v", taskDefinitionFile, err)
+	}
+	return in
+}
+
+func TestECSTaskDefinition(t *testing.T) {
+	in := loadTaskDefinition(t)
+
+	if in.NetworkMode != ecstypes.NetworkModeAwsvpc {
+		t.Errorf("networkMode %q: Fargate needs awsvpc", in.NetworkMode)
+	}
+	if !slices.Contains(in.RequiresCompatibilities, ecstypes.CompatibilityFargate) {
+		t.Errorf("requiresCompatibilities %v: want FARGATE", in.RequiresCompatibilities)
+	}
+	if p := in.RuntimePlatform; p == nil || p.OperatingSystemFamily != ecstypes.OSFamilyLinux || p.CpuArchitecture == "" {
+		t.Errorf("runtimePlatform: want LINUX and the image's CPU architecture")
+	}
+	cpu, errCPU := strconv.Atoi(aws.ToString(in.Cpu))
+	mem, errMem := strconv.Atoi(aws.ToString(in.Memory))
+	switch {
+	case errCPU != nil || errMem != nil:
+		t.Errorf("cpu %q, memory %q: write CPU units and MiB as whole numbers", aws.ToString(in.Cpu), aws.ToString(in.Memory))
+	case !fargateSize(cpu, mem):
+		t.Errorf("cpu %d, memory %d: not a size Fargate offers", cpu, mem)
+	}
+	for what, arn := range map[string]*string{"executionRoleArn": in.ExecutionRoleArn, "taskRoleArn": in.TaskRoleArn} {
+		if !strings.HasPrefix(aws.ToString(arn), "arn:aws:iam::") {
+			t.Errorf("%s %q: want an IAM role ARN (placeholder or real)", what, aws.ToString(arn))
+		}
+	}
+
+	if len(in.ContainerDefinitions) != 1 {
+		t.Fatalf("want one container, have %d", len(in.ContainerDefinitions))
+	}
+	c := in.ContainerDefinitions[0]
+	if aws.ToString(c.Name) != containerName {
+		t.Errorf("container %q: fanout.sh overrides the environment of %q", aws.ToString(c.Name), containerName)
+	}
+	if c.Essential != nil && !*c.Essential {
+		t.Errorf("the container is not essential")
+	}
+	if aws.ToString(c.Image) == "" {
+		t.Errorf("no image")
+	}
+	if len(c.EntryPoint) > 0 && !slices.Equal(c.EntryPoint, []string{"headroom"}) {
+		t.Errorf("entryPoint %q: leave it to the image's, headroom", c.EntryPoint)
+	}
+	if _, out := runArgs(t, c.Command); out != "/out" {
+		t.Errorf("--out %q: want /out", out)
+	}
+	if !aws.ToBool(c.ReadonlyRootFilesystem) {
+		t.Errorf("readonlyRootFilesystem is not true")
+	}
+	uid, _, _ := strings.Cut(aws.ToString(c.User), ":")
+	if n, err := strconv.Atoi(uid); err != nil || n != nonRootUID {
+		t.Errorf("user %q: want the non-root uid %d, as a number (a name is whatever the image's /etc/passwd makes it)", aws.ToString(c.User), nonRootUID)
+	}
+	if c.Privileged != nil && *c.Privileged {
+		t.Errorf("privileged")
+	}
+	if lp := c.LinuxParameters; lp != nil {
+		if aws.ToBool(lp.InitProcessEnabled) {
+			t.Errorf("initProcessEnabled: headroom is PID 1 and reaps Chrome's helpers itself")
+		}
+		if lp.Capabilities != nil && len(lp.Capabilities.Add) > 0 {
+			t.Errorf("capabilities added: %v", lp.Capabilities.Add)
+		}
+	}
+	if s := c.StopTimeout; s == nil || *s < minGrace || *s > maxStopTimeout {
+		t.Errorf("stopTimeout: want %d to %d s for headroom's SIGTERM path (Fargate's most is %d)", minGrace, maxStopTimeout, maxStopTimeout)
+	}
+
+	env := map[string]string{}
+	for _, e := range c.Environment {
+		env[aws.ToString(e.Name)] = aws.ToString(e.Value)
+	}
+	if env[config.Env] == "" {
+		t.Errorf("environment: %s is not set", config.Env)
+	}
+	for name, want := range map[string]string{"HOME": "/tmp", "TMPDIR": "/tmp"} {
+		if env[name] != want {
+			t.Errorf("environment %s: want %s (the root filesystem is read-only)", name, want)
+		}
+	}
+	if _, ok := env["HEADROOM_TASK_INDEX"]; ok {
+		t.Errorf("environment sets HEADROOM_TASK_INDEX: fanout.sh sets it per task")
+	}
+	secrets := map[string]bool{}
+	for _, s := range c.Secrets {
+		name, from := aws.ToString(s.Name), aws.ToString(s.ValueFrom)
+		if !strings.HasPrefix(from, "arn:aws:secretsmanager:") && !strings.HasPrefix(from, "arn:aws:ssm:") {
+			t.Errorf("secret %s: valueFrom %q: want a Secrets Manager or SSM parameter ARN", name, from)
+		}
+		if _, ok := env[name]; ok {
+			t.Errorf("%s is both in environment and in secrets", name)
+		}
+		secrets[name] = true
+	}
+	if len(c.Secrets) > 0 && in.ExecutionRoleArn == nil {
+		t.Errorf("secrets need an executionRoleArn to be fetched with")
+	}
+
+	// The same config as the Kubernetes one (README.md says to bake it
+	// into the image) reads its keys and Redis URL from these secrets.
+	f := loadFleet(t)
+	job, kc := theJob(t, f)
+	needs := configMapEnv(t, f, job.Spec.Template.Spec, kc, configPath(kc))
+	for _, name := range needs {
+		if !secrets[name] {
+			t.Errorf("the config reads %s, which no secret sets", name)
+		}
+	}
+	if len(c.Command) < len(kc.Args) || !slices.Equal(c.Command[:len(kc.Args)], kc.Args) {
+		t.Errorf("command %q does not start with the Kubernetes Job's arguments %q", c.Command, kc.Args)
+	}
+	if env[config.Env] != configPath(kc) {
+		t.Errorf("%s is %q here and %q in the Job", config.Env, env[config.Env], configPath(kc))
+	}
+
+	// Writable /tmp and /out, on the task's own volumes (ephemeral
+	// storage on Fargate: no host paths).
+	volumes := map[string]ecstypes.Volume{}
+	for _, v := range in.Volumes {
+		volumes[aws.ToString(v.Name)] = v
+		if v.Host != nil && v.Host.SourcePath != nil {
+			t.Errorf("volume %s: Fargate has no host paths", aws.ToString(v.Name))
+		}
+	}
+	mounts := map[string]ecstypes.MountPoint{}
+	for _, m := range c.MountPoints {
+		mounts[aws.ToString(m.ContainerPath)] = m
+		if _, ok := volumes[aws.ToString(m.SourceVolume)]; !ok {
+			t.Errorf("mount %s: no volume %q", aws.ToString(m.ContainerPath), aws.ToString(m.SourceVolume))
+		}
+	}
+	for _, dir := range []string{"/tmp", "/out"} {
+		m, ok := mounts[dir]
+		if !ok {
+			t.Errorf("nothing is mounted at %s, and the root filesystem is read-only", dir)
+		} else if aws.ToBool(m.ReadOnly) {
+			t.Errorf("%s is mounted read-only", dir)
+		}
+	}
+
+	// Logs, the result JSON among them, go to CloudWatch.
+	lc := c.LogConfiguration
+	if lc == nil {
+		t.Fatalf("no logConfiguration")
+	}
+	if lc.LogDriver != ecstypes.LogDriverAwslogs {
+		t.Errorf("logDriver %q: want awslogs", lc.LogDriver)
+	}
+	for _, opt := range []string{"awslogs-group", "awslogs-region", "awslogs-stream-prefix"} {
+		if lc.Options[opt] == "" {
+			t.Errorf("logConfiguration.options: %s is not set", opt)
+		}
+	}
+	if v, ok := lc.Options["awslogs-create-group"]; ok && v != "true" && v != "false" {
+		t.Errorf("awslogs-create-group %q: want true or false", v)
+	}
+}
+
+// fargateSize says whether Fargate offers a task of cpu units and mem
+// MiB (Linux).
+func fargateSize(cpu, mem int) bool {
+	between := func(lo, hi, step int) bool { return mem >= lo && mem <= hi && (mem-lo)%step == 0 }
+	switch cpu {
+	case 256:
+		return mem == 512 || mem == 1024 || mem == 2048
+	case 512:
+		return between(1024, 4096, 1024)
+	case 1024:
+		return between(2048, 8192, 1024)
+	case 2048:
+		return between(4096, 16384, 1024)
+	case 4096:
+		return between(8192, 30720, 1024)
+	case 8192:
+		return between(16384, 61440, 4096)
+	case 16384:
+		return between(32768, 122880, 8192)
+	}
+	return false
+}
+
+func TestFargateSize(t *testing.T) {
+	for _, tc := range []struct {
+		cpu, mem int
+		ok       bool
+	}{
+		{256, 512, true}, {256, 4096, false}, {512, 1024, true}, {512, 1536, false},
+		{1024, 1024, false}, {1024, 2048, true}, {1024, 8192, true}, {4096, 30720, true},
+		{8192, 20480, true}, {8192, 18432, false}, {16384, 122880, true}, {3072, 8192, false},
+	} {
+		if got := fargateSize(tc.cpu, tc.mem); got != tc.ok {
+			t.Errorf("fargateSize(%d, %d) = %v", tc.cpu, tc.mem, got)
+		}
+	}
+}
+
+// The task definition's decoding is strict too: an unknown field is
+// refused by the decoder, a field in the wrong case by the comparison
+// with what the SDK would send, a missing required one by the SDK's own
+// validation.
+func TestECSDecoderRefusesTypos(t *testing.T) {
+	data, err := os.ReadFile(taskDefinitionFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ old, new, want string }{
+		{`"readonlyRootFilesystem"`, `"readonlyRootFilesytem"`, "readonlyRootFilesytem"},
+		{`"readonlyRootFilesystem"`, `"readOnlyRootFilesystem"`, "readOnlyRootFilesystem"},
+		{`"stopTimeout": 30`, `"stopTimeout": "30"`, "StopTimeout"},
+		{`"family": "headroom",`, ``, "Family"},
+		{`"networkMode": "awsvpc"`, `"networkMode": "awsvcp"`, `"awsvcp" is not one of`},
+		{`"logDriver": "awslogs"`, `"logDriver": "awslog"`, "LogDriver"},
+	} {
+		bad := strings.Replace(string(data), tc.old, tc.new, 1)
+		if bad == string(data) {
+			t.Fatalf("%s has no %s to change", taskDefinitionFile, tc.old)
+		}
+		_, err := decodeTaskDefinition([]byte(bad))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s for %s: got %v, want an error naming %s", tc.new, tc.old, err, tc.want)
+		}
+	}
+}
