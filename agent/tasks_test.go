@@ -59,6 +59,30 @@ const secretTyped = "analytical-1843"
 // recording with the embedded default and checks how it ends. With
 // -update it first runs each one live on the test sites and records the
 // run's own pages as the task's replay.
+// fleetList is the task list of bench agents, beside the tasks.
+const fleetList = "fleet.yaml"
+
+// The fleet's list holds every task that succeeds on its recording, and
+// no other: bench agents counts a failed task as the budget's doing.
+func TestFleetListIsTheTasksThatSucceed(t *testing.T) {
+	tasks, err := agent.LoadTaskList(filepath.Join(testsite.Dir(), "..", "tasks", fleetList))
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed := map[string]bool{}
+	for _, task := range tasks {
+		listed[task.Name] = true
+		if w, ok := taskWants[task.Name]; !ok || len(w.status) != 1 || w.status[0] != agent.Succeeded {
+			t.Errorf("%s lists %s, which does not succeed on its recording", fleetList, task.Name)
+		}
+	}
+	for name, w := range taskWants {
+		if len(w.status) == 1 && w.status[0] == agent.Succeeded && !listed[name] {
+			t.Errorf("%s leaves out %s, which succeeds", fleetList, name)
+		}
+	}
+}
+
 func TestTestdataTasks(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join(testsite.Dir(), "..", "tasks", "*.yaml"))
 	if err != nil || len(files) == 0 {
@@ -66,6 +90,9 @@ func TestTestdataTasks(t *testing.T) {
 	}
 	var tasks []*agent.Task
 	for _, f := range files {
+		if filepath.Base(f) == fleetList {
+			continue
+		}
 		task, err := agent.LoadTask(f)
 		if err != nil {
 			t.Fatal(err)

@@ -441,16 +441,27 @@ func percentile(v []float64, p float64) float64 {
 
 // Print writes rows as a table for people.
 func Print(w io.Writer, rows []Row) {
-	fmt.Fprintf(w, "%-12s %7s %10s %6s %22s %12s %8s %8s %10s %9s\n", "budget", "agents", "succeeded", "429s", "429s by cause (t/r/a)", "tokens/win", "wall s", "floor s", "step ms", "peak MB")
+	fmt.Fprintf(w, "%-12s %6s %9s %5s %21s %18s %7s %8s %9s %8s %8s\n", "budget", "agents", "succeeded", "429s", "429s by cause (t/r/a)", "fill per window", "wall s", "floor s", "start s", "step ms", "peak MB")
 	for _, r := range rows {
 		c := r.RateLimitedByCause
-		mean := 0.0
-		for _, f := range r.AdmittedPerWindow {
-			mean += f / float64(len(r.AdmittedPerWindow))
-		}
-		fmt.Fprintf(w, "%-12s %7d %10d %6d %22s %11.0f%% %8.1f %8.1f %10.0f %9.0f\n",
+		fmt.Fprintf(w, "%-12s %6d %9d %5d %21s %18s %7.1f %8.1f %9.1f %8.0f %8.0f\n",
 			r.Budget, r.Agents, r.Succeeded, r.RateLimited,
 			fmt.Sprintf("%d/%d/%d", c["tokens"], c["requests"], c["adjustment"]),
-			100*mean, r.WallS, r.FloorS, r.StepOverheadMSP50, r.PeakRSSMB)
+			fills(r.AdmittedPerWindow), r.WallS, r.FloorS, r.StartupS, r.StepOverheadMSP50, r.PeakRSSMB)
 	}
+}
+
+// fills writes the windows' fill from the first that admitted anything.
+func fills(f []float64) string {
+	var parts []string
+	for _, x := range f {
+		if len(parts) == 0 && x == 0 {
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%.0f%%", 100*x))
+	}
+	if len(parts) == 0 {
+		return "-"
+	}
+	return strings.Join(parts, " ")
 }
