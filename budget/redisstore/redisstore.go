@@ -96,13 +96,7 @@ func Dial(rawURL string, poolSize int) (redis.UniversalClient, error) {
 		if err != nil {
 			return nil, fmt.Errorf("redis url %q: %w", Redact(rawURL), err)
 		}
-		o.DialTimeout = DefaultTimeout
-		o.ReadTimeout = DefaultTimeout
-		o.WriteTimeout = DefaultTimeout
-		o.PoolTimeout = DefaultTimeout
-		o.ContextTimeoutEnabled = true
-		o.MaxRetries = 1
-		o.DialerRetries = 1
+		tune(&o.DialTimeout, &o.ReadTimeout, &o.WriteTimeout, &o.PoolTimeout, &o.ContextTimeoutEnabled, &o.MaxRetries, &o.DialerRetries)
 		if poolSize > 0 {
 			o.PoolSize = poolSize // per node
 		}
@@ -112,17 +106,19 @@ func Dial(rawURL string, poolSize int) (redis.UniversalClient, error) {
 	if err != nil {
 		return nil, fmt.Errorf("redis url %q: %w", Redact(rawURL), err)
 	}
-	o.DialTimeout = DefaultTimeout
-	o.ReadTimeout = DefaultTimeout
-	o.WriteTimeout = DefaultTimeout
-	o.PoolTimeout = DefaultTimeout
-	o.ContextTimeoutEnabled = true
-	o.MaxRetries = 1
-	o.DialerRetries = 1
+	tune(&o.DialTimeout, &o.ReadTimeout, &o.WriteTimeout, &o.PoolTimeout, &o.ContextTimeoutEnabled, &o.MaxRetries, &o.DialerRetries)
 	if poolSize > 0 {
 		o.PoolSize = poolSize
 	}
 	return redis.NewClient(o), nil
+}
+
+// tune sets what a budget wants of either client's options, which are two
+// types with the same fields: every wait bounded by DefaultTimeout and the
+// context, one re-send, one dial retry.
+func tune(dial, read, write, pool *time.Duration, ctxTimeout *bool, retries, dialerRetries *int) {
+	*dial, *read, *write, *pool = DefaultTimeout, DefaultTimeout, DefaultTimeout, DefaultTimeout
+	*ctxTimeout, *retries, *dialerRetries = true, 1, 1
 }
 
 // clusterForm returns rawURL in the form redis.ParseClusterURL reads when
