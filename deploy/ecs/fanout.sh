@@ -3,8 +3,9 @@
 # the task list, task i with HEADROOM_TASK_INDEX=i, started at a steady
 # rate rather than all at once. The rate is what the shared budget admits
 # in the fleet's first seconds (README.md beside this file); a fleet that
-# starts in the same second sends its first calls in the same second, and
-# the 1 s and 10 s request windows of the deployments refuse most of them.
+# starts in the same second sends its first calls in the same second, more
+# than the 1 s and 10 s request windows hold: the shared budget queues
+# them rather than let Azure refuse them, and the containers wait, paid.
 set -euo pipefail
 
 usage() {
