@@ -69,7 +69,8 @@ func (l *Lease) Done(ctx context.Context, o Outcome) Cause {
 		_ = st.Cancel(ctx, l.Reservation)
 		l.route.br.release(l.probe)
 		cause := Classify(fb, d.QuotaTPM, l.Reservation.Tokens)
-		r.Metrics.add(func(m *MetricsSnapshot) { m.RateLimited[cause]++ })
+		r.Metrics.limited(d.Name, cause)
+		r.census429(d.QuotaKey, cause)
 		wait := fb.RetryAfter
 		if wait <= 0 {
 			wait = time.Second

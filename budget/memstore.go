@@ -2,6 +2,7 @@ package budget
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -17,6 +18,9 @@ type MemStore struct {
 	deps  map[string]*memDeployment
 	res   map[string]*memReservation
 	sweep time.Time // next time stale entries are dropped
+
+	agents map[string]time.Time           // alive until
+	r429   map[string]map[int64]*[4]int64 // by deployment, then window index
 }
 
 // MemOptions configure a MemStore. The zero value works.
@@ -318,4 +322,96 @@ func (s *MemStore) sweepLocked(now time.Time) {
 			delete(s.deps, k)
 		}
 	}
+}
+
+var _ Census = (*MemStore)(nil)
+
+// causes orders the 429 causes as the census keeps them.
+var causes = [4]Cause{CauseTokens, CauseRequests, CauseAdjustment, CauseUnknown}
+
+func causeIndex(c Cause) int {
+	for i, x := range causes {
+		if x == c {
+			return i
+		}
+	}
+	return 3
+}
+
+func (s *MemStore) Checkin(ctx context.Context, agent string, ttl time.Duration) error {
+	if agent == "" || ttl <= 0 {
+		return errors.New("budget: a check-in needs an agent and a time to live")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.agents == nil {
+		s.agents = map[string]time.Time{}
+	}
+	now := s.opts.Now()
+	s.agents[agent] = now.Add(ttl)
+	for a, until := range s.agents {
+		if !until.After(now) {
+			delete(s.agents, a)
+		}
+	}
+	return nil
+}
+
+func (s *MemStore) Checkout(ctx context.Context, agent string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.agents, agent)
+	return nil
+}
+
+func (s *MemStore) Count429(ctx context.Context, deployment string, cause Cause) error {
+	if deployment == "" {
+		return errors.New("budget: a 429 needs its deployment")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.r429 == nil {
+		s.r429 = map[string]map[int64]*[4]int64{}
+	}
+	idx := s.opts.Now().UnixNano() / int64(s.opts.Window)
+	byWin := s.r429[deployment]
+	if byWin == nil {
+		byWin = map[int64]*[4]int64{}
+		s.r429[deployment] = byWin
+	}
+	for w := range byWin {
+		if w < idx-1 {
+			delete(byWin, w)
+		}
+	}
+	if byWin[idx] == nil {
+		byWin[idx] = &[4]int64{}
+	}
+	byWin[idx][causeIndex(cause)]++
+	return nil
+}
+
+func (s *MemStore) Count(ctx context.Context, deployments ...string) (Count, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.opts.Now()
+	c := Count{RateLimited: map[string]map[Cause]int64{}}
+	for _, until := range s.agents {
+		if until.After(now) {
+			c.Agents++
+		}
+	}
+	idx := now.UnixNano() / int64(s.opts.Window)
+	for _, d := range deployments {
+		m := map[Cause]int64{}
+		for _, w := range []int64{idx - 1, idx} {
+			if n := s.r429[d][w]; n != nil {
+				for i, x := range n {
+					m[causes[i]] += x
+				}
+			}
+		}
+		c.RateLimited[d] = m
+	}
+	return c, nil
 }

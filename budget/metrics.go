@@ -1,6 +1,9 @@
 package budget
 
-import "sync"
+import (
+	"maps"
+	"sync"
+)
 
 // Metrics counts what the router did. Read it with Snapshot.
 type Metrics struct {
@@ -29,10 +32,15 @@ type MetricsSnapshot struct {
 	AbsorbedTokens int64
 	// ByDeployment counts answered calls per deployment.
 	ByDeployment map[string]int64
+	// RateLimitedBy counts 429s per deployment, then cause; ShedBy the
+	// shed calls per priority class.
+	RateLimitedBy map[string]map[Cause]int64
+	ShedBy        map[Class]int64
 }
 
 func newMetrics() *Metrics {
-	return &Metrics{s: MetricsSnapshot{RateLimited: map[Cause]int64{}, ByDeployment: map[string]int64{}}}
+	return &Metrics{s: MetricsSnapshot{RateLimited: map[Cause]int64{}, ByDeployment: map[string]int64{},
+		RateLimitedBy: map[string]map[Cause]int64{}, ShedBy: map[Class]int64{}}}
 }
 
 func (m *Metrics) add(f func(*MetricsSnapshot)) {
@@ -50,9 +58,30 @@ func (m *Metrics) Snapshot() MetricsSnapshot {
 	for k, v := range m.s.RateLimited {
 		s.RateLimited[k] = v
 	}
-	s.ByDeployment = make(map[string]int64, len(m.s.ByDeployment))
-	for k, v := range m.s.ByDeployment {
-		s.ByDeployment[k] = v
+	s.ByDeployment = maps.Clone(m.s.ByDeployment)
+	s.RateLimitedBy = make(map[string]map[Cause]int64, len(m.s.RateLimitedBy))
+	for k, v := range m.s.RateLimitedBy {
+		s.RateLimitedBy[k] = maps.Clone(v)
 	}
+	s.ShedBy = maps.Clone(m.s.ShedBy)
 	return s
+}
+
+// shed counts a call of class c that could not get budget in time.
+func (m *Metrics) shed(c Class) {
+	m.add(func(s *MetricsSnapshot) {
+		s.Shed++
+		s.ShedBy[c]++
+	})
+}
+
+// limited counts a 429 from deployment d.
+func (m *Metrics) limited(d string, cause Cause) {
+	m.add(func(s *MetricsSnapshot) {
+		s.RateLimited[cause]++
+		if s.RateLimitedBy[d] == nil {
+			s.RateLimitedBy[d] = map[Cause]int64{}
+		}
+		s.RateLimitedBy[d][cause]++
+	})
 }

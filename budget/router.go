@@ -200,7 +200,7 @@ func (r *Router) Acquire(ctx context.Context, c Call, exclude ...string) (*Lease
 	r.Metrics.add(func(m *MetricsSnapshot) { m.Calls++ })
 	leave, err := r.queues[cmp.Or(c.Pool, DefaultPool)][c.Class].enter(ctx)
 	if err != nil {
-		r.Metrics.add(func(m *MetricsSnapshot) { m.Shed++ })
+		r.Metrics.shed(c.Class)
 		return nil, fmt.Errorf("%w: %w", ErrShed, err)
 	}
 	defer leave()
@@ -252,7 +252,7 @@ func (r *Router) Acquire(ctx context.Context, c Call, exclude ...string) (*Lease
 			wait = r.earliestClose(cands)
 		}
 		if dl, ok := ctx.Deadline(); ok && time.Now().Add(wait).After(dl) {
-			r.Metrics.add(func(m *MetricsSnapshot) { m.Shed++ })
+			r.Metrics.shed(c.Class)
 			return nil, fmt.Errorf("%w (%s call, next room in %v)", ErrShed, c.Class, wait.Round(time.Millisecond))
 		}
 		r.Metrics.add(func(m *MetricsSnapshot) { m.Waits++ })
@@ -261,7 +261,7 @@ func (r *Router) Acquire(ctx context.Context, c Call, exclude ...string) (*Lease
 		case <-t.C:
 		case <-ctx.Done():
 			t.Stop()
-			r.Metrics.add(func(m *MetricsSnapshot) { m.Shed++ })
+			r.Metrics.shed(c.Class)
 			return nil, fmt.Errorf("%w: %w", ErrShed, ctx.Err())
 		}
 	}

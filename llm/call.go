@@ -92,6 +92,11 @@ type TypeStats struct {
 	FallbackInvalid  int64 `json:"fallback_invalid,omitempty"`
 	Repaired         int64 `json:"repaired"` // invalid answers fixed by one repair request
 	Invalid          int64 `json:"invalid"`  // answers still invalid after it
+	// TokensReserved is what the type's calls charged the budget, and
+	// TokensUsed what they used: their ratio is the reservation error, the
+	// throughput an oversized cap throws away.
+	TokensReserved int64 `json:"tokens_reserved"`
+	TokensUsed     int64 `json:"tokens_used"`
 }
 
 // TruncatedError is an answer cut at its cap (finish_reason "length").
@@ -201,6 +206,17 @@ func Call[In, Out any](ctx context.Context, c *Caller, t calltypes.Typed[In, Out
 // one the type's parser gives. The typed Call checks that at compile time;
 // this one is for types known only by name, such as a config's.
 func (c *Caller) Call(ctx context.Context, typeName string, input any, o CallOptions) (any, Report, error) {
+	out, rep, err := c.call(ctx, typeName, input, o)
+	if rep.Type != "" {
+		c.count(rep.Type, func(s *TypeStats) {
+			s.TokensReserved += rep.TokensReserved
+			s.TokensUsed += rep.TokensUsed
+		})
+	}
+	return out, rep, err
+}
+
+func (c *Caller) call(ctx context.Context, typeName string, input any, o CallOptions) (any, Report, error) {
 	t, ok := c.Types.Lookup(typeName)
 	if !ok {
 		return nil, Report{}, fmt.Errorf("llm: unknown call type %q", typeName)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/headroom-agent/headroom/budget"
 	"github.com/headroom-agent/headroom/calltypes"
@@ -74,6 +75,9 @@ func Open(ctx context.Context, f *config.File, o Options) (*Caller, error) {
 	}
 	if err == nil && o.Record != "" {
 		err = c.recordTo(o.Record)
+	}
+	if census, ok := store.(budget.Census); ok && err == nil {
+		c.OnClose(checkIn(census))
 	}
 	if err != nil {
 		c.Close()
@@ -144,4 +148,34 @@ func (c *Caller) shapesFrom(f *config.File) error {
 		c.Fallback.Pool, c.Fallback.Share = f.Fallback.Pool, f.Fallback.ShareOrDefault()
 	}
 	return nil
+}
+
+// checkIn keeps this caller counted among the fleet's agents in the store's
+// census until the returned func is called, which checks it out.
+func checkIn(census budget.Census) func() error {
+	id := budget.NewID()
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(budget.CheckinEvery)
+		defer t.Stop()
+		for {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			_ = census.Checkin(ctx, id, budget.CheckinTTL)
+			cancel()
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() error {
+		close(stop)
+		<-done
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		return census.Checkout(ctx, id)
+	}
 }

@@ -38,12 +38,19 @@ var (
 	breakerSrc string
 	//go:embed absorb.lua
 	absorbSrc string
+	//go:embed census429.lua
+	census429Src string
+	//go:embed censusagents.lua
+	censusAgentsSrc string
 
 	reserveScript = redis.NewScript(reserveSrc)
 	finishScript  = redis.NewScript(finishSrc)
 	usageScript   = redis.NewScript(usageSrc)
 	breakerScript = redis.NewScript(breakerSrc)
 	absorbScript  = redis.NewScript(absorbSrc)
+
+	census429Script    = redis.NewScript(census429Src)
+	censusAgentsScript = redis.NewScript(censusAgentsSrc)
 )
 
 // Options configure a Store. The zero value works with Client set.
@@ -205,7 +212,8 @@ func New(ctx context.Context, o Options) (*Store, error) {
 var scripts = []struct {
 	sc  *redis.Script
 	src string
-}{{reserveScript, reserveSrc}, {finishScript, finishSrc}, {usageScript, usageSrc}, {breakerScript, breakerSrc}, {absorbScript, absorbSrc}}
+}{{reserveScript, reserveSrc}, {finishScript, finishSrc}, {usageScript, usageSrc}, {breakerScript, breakerSrc}, {absorbScript, absorbSrc},
+	{census429Script, census429Src}, {censusAgentsScript, censusAgentsSrc}}
 
 // load puts the scripts in the server's script cache. On a cluster each
 // EVALSHA runs on the node owning its keys, so every node needs them

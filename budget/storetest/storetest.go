@@ -52,6 +52,7 @@ func RunConformanceTests(t *testing.T, h Harness) {
 		{"ConcurrentReservationsNeverOverspend", testConcurrent},
 		{"SpacingBetweenAdmissions", testSpacing},
 		{"AbsorbAddsUnseenUse", testAbsorb},
+		{"CensusCountsAgentsAnd429s", testCensus},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -504,4 +505,66 @@ func testAbsorb(t *testing.T, h Harness) {
 		t.Fatal(err)
 	}
 	refused(t, s, "fresh", 51, lim, budget.LimitTokens)
+}
+
+// testCensus: agents checked in are counted until they check out or their
+// time runs out; 429s are counted per deployment and cause for the window
+// they came in and the next, seen alike from a second handle.
+func testCensus(t *testing.T, h Harness) {
+	const w = 400 * time.Millisecond
+	s := h.MakeStore(t, w, budget.Hold)
+	c, ok := s.(budget.Census)
+	if !ok {
+		t.Skip("the store keeps no census")
+	}
+	other := h.Reopen(t, s).(budget.Census)
+	for _, a := range []string{"agent-1", "agent-2"} {
+		if err := c.Checkin(bg, a, time.Minute); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := other.Checkin(bg, "agent-3", 150*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := c.Count(bg); err != nil || n.Agents != 3 {
+		t.Fatalf("agents = %d, %v; want 3", n.Agents, err)
+	}
+	if err := c.Checkout(bg, "agent-2"); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if n, _ := other.Count(bg); n.Agents != 1 {
+		t.Errorf("after a checkout and a check-in that ran out: %d agents, want 1", n.Agents)
+	}
+	if err := c.Checkin(bg, "", time.Second); err == nil {
+		t.Error("a check-in with no agent was accepted")
+	}
+
+	clearOf(w, 150*time.Millisecond)
+	for _, cause := range []budget.Cause{budget.CauseTokens, budget.CauseTokens, budget.CauseRequests} {
+		if err := c.Count429(bg, "a", cause); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := map[budget.Cause]int64{budget.CauseTokens: 2, budget.CauseRequests: 1, budget.CauseAdjustment: 0, budget.CauseUnknown: 0}
+	n, err := other.Count(bg, "a", "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for cause, v := range want {
+		if n.RateLimited["a"][cause] != v {
+			t.Errorf("a: %s = %d, want %d (all: %v)", cause, n.RateLimited["a"][cause], v, n.RateLimited["a"])
+		}
+		if n.RateLimited["b"][cause] != 0 {
+			t.Errorf("b: %s = %d, want 0", cause, n.RateLimited["b"][cause])
+		}
+	}
+	untilBoundary(w)
+	if n, _ := c.Count(bg, "a"); n.RateLimited["a"][budget.CauseTokens] != 2 {
+		t.Errorf("the window after: tokens = %d, want the previous window's 2", n.RateLimited["a"][budget.CauseTokens])
+	}
+	untilBoundary(w)
+	if n, _ := c.Count(bg, "a"); n.RateLimited["a"][budget.CauseTokens] != 0 {
+		t.Errorf("two windows on: tokens = %d, want 0", n.RateLimited["a"][budget.CauseTokens])
+	}
 }

@@ -33,6 +33,8 @@ func runTask(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	index := fs.String("index", "", "which task of --tasks to run, from 0 (default $JOB_COMPLETION_INDEX, else $HEADROOM_TASK_INDEX)")
 	var bf browserFlags
 	bf.addBrowser(fs)
+	var mf metricsFlags
+	mf.add(fs)
 	pos, code, done := parseMixed(fs, args, stdout)
 	if done {
 		return code
@@ -101,6 +103,12 @@ func runTask(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	defer caller.Close()
+	stopMetrics, err := mf.start(callerSource(caller), stdout)
+	defer stopMetrics() // first: the last EMF lines are written while the store is open
+	if err != nil {
+		fprintf(stderr, "headroom run: %v\n", err)
+		return exitUsage
+	}
 	if task.AnswerType != "" {
 		if _, ok := caller.Types.Lookup(task.AnswerType); !ok {
 			fprintf(stderr, "headroom run: %s: answer_type: no call type %q: define it under calltypes: in the config (system, schema, max_tokens)\n", task.File, task.AnswerType)
@@ -118,6 +126,7 @@ func runTask(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		Page: page, Caller: caller, Session: *session, Progress: stderr, OutDir: *outDir,
 	})
 	page.Close()
+	stopMetrics() // the run's last figures, SIGTERM or not
 	res.Totals.PeakRSSMB, res.Totals.ChromePeakRSSMB = watch.stop()
 	reportFence(stderr, "run", res.Refused, res.ClosedTabs, bf.verbose)
 

@@ -1,0 +1,40 @@
+package budget
+
+import (
+	"context"
+	"time"
+)
+
+// A Census counts the fleet in the shared store, beside the budget: which
+// agents are alive, and the 429s each deployment sent, by cause. Every
+// container's metrics are its own; the census is what lets one process (a
+// scrape, budget top) show the whole fleet. Stores that can implement it;
+// both drivers do.
+type Census interface {
+	// Checkin marks an agent (a Caller) alive for ttl from the store's
+	// clock; Checkout forgets it at once.
+	Checkin(ctx context.Context, agent string, ttl time.Duration) error
+	Checkout(ctx context.Context, agent string) error
+	// Count429 counts one 429 a deployment sent, in the store's current
+	// token window.
+	Count429(ctx context.Context, deployment string, cause Cause) error
+	// Count reads the agents alive and, per deployment, the 429s of the
+	// current and the previous window (so "in the last minute" never reads
+	// a window just begun as quiet).
+	Count(ctx context.Context, deployments ...string) (Count, error)
+}
+
+// Count is what the census holds now.
+type Count struct {
+	Agents int
+	// RateLimited is by deployment, then cause.
+	RateLimited map[string]map[Cause]int64
+}
+
+// checkinEvery is how often a Caller tells the census it is alive;
+// checkinTTL how long one check-in lasts, so a container that dies drops
+// out within it.
+const (
+	CheckinEvery = 5 * time.Second
+	CheckinTTL   = 3 * CheckinEvery
+)

@@ -1,0 +1,145 @@
+package budget
+
+import (
+	"context"
+	"maps"
+	"time"
+)
+
+// Dashboard is the budget as a fleet's dashboard shows it: per deployment,
+// never only summed, from the shared store (so any one process shows the
+// whole fleet's reservations) and from this process's own counters.
+type Dashboard struct {
+	At          time.Time
+	Deployments []DeploymentView
+	// Spread is the headroom spread: the fullest deployment's reserved
+	// fraction less the emptiest's. Wide while the total stays flat means
+	// the routing is not doing its job.
+	Spread float64
+	// ReservedTokens is the fleet's, over every deployment, this window;
+	// Agents the fleet's agents alive by the store's census, -1 when the
+	// store keeps none.
+	ReservedTokens int64
+	Agents         int
+	// Shed is this process's shed calls, by priority class.
+	Shed map[Class]int64
+}
+
+// DeploymentView is one deployment on the dashboard.
+type DeploymentView struct {
+	Name  string
+	Quota string // the quota it draws on (shared by deployments of one pool of quota)
+	// ConfiguredTPM is the config's; EffectiveTPM the lower of that and the
+	// limit Azure's headers last reported (a temporary adjustment shows
+	// here first). RPM is the configured request limit.
+	ConfiguredTPM, EffectiveTPM, RPM int64
+	// Reserved is the tokens the fleet holds in the current window;
+	// ReservedFraction that over the effective limit.
+	Reserved         int64
+	ReservedFraction float64
+	// TokenUtilisation and RequestUtilisation are the share of the quota
+	// in use, tokens this window over the configured limit, requests in
+	// the 10 s window over its allowance: one gauge per dimension, so
+	// "alert at 70% sustained" is one rule.
+	TokenUtilisation, RequestUtilisation float64
+	Requests1s, Requests10s              int64
+	BreakerOpen                          bool
+	// RateLimited is the 429s this process met, by cause, since it
+	// started; FleetRateLimited the fleet's in this window and the last,
+	// from the census (nil without one).
+	RateLimited      map[Cause]int64
+	FleetRateLimited map[Cause]int64
+	// Answered is the calls this process had answered by it.
+	Answered int64
+}
+
+// Dashboard reads the store for every deployment the router routes over.
+func (r *Router) Dashboard(ctx context.Context) (Dashboard, error) {
+	var ds []*Deployment
+	seen := map[string]bool{}
+	for _, d := range r.cfg.Deployments {
+		if !seen[d.Name] {
+			seen[d.Name] = true
+			ds = append(ds, &d)
+		}
+	}
+	quotas := make([]string, len(ds))
+	for i, d := range ds {
+		quotas[i] = d.QuotaKey
+	}
+	us, err := r.store.Usage(ctx, quotas...)
+	if err != nil {
+		return Dashboard{}, err
+	}
+	m := r.Metrics.Snapshot()
+	out := Dashboard{At: time.Now(), Agents: -1, Shed: m.ShedBy}
+	var count *Count
+	if c, ok := r.store.(Census); ok {
+		if n, err := c.Count(ctx, quotas...); err == nil {
+			count = &n
+			out.Agents = n.Agents
+		}
+	}
+	lo, hi := 1.0, 0.0
+	for i, d := range ds {
+		u := us[i]
+		eff := d.QuotaTPM
+		if u.EffectiveLimit > 0 && u.EffectiveLimit < eff {
+			eff = u.EffectiveLimit
+		}
+		v := DeploymentView{
+			Name: d.Name, Quota: d.QuotaKey, ConfiguredTPM: d.QuotaTPM, EffectiveTPM: eff, RPM: d.QuotaRPM,
+			Reserved: u.Reserved, Requests1s: u.Requests1s, Requests10s: u.Requests10s,
+			BreakerOpen: u.OpenUntil.After(u.Now),
+			RateLimited: maps.Clone(m.RateLimitedBy[d.Name]), Answered: m.ByDeployment[d.Name],
+		}
+		if v.RateLimited == nil {
+			v.RateLimited = map[Cause]int64{}
+		}
+		if eff > 0 {
+			v.ReservedFraction = float64(u.Reserved) / float64(eff)
+		}
+		if d.QuotaTPM > 0 {
+			v.TokenUtilisation = float64(u.Reserved) / float64(d.QuotaTPM)
+		}
+		if per10 := (Limits{Requests: d.QuotaRPM}).PerTenSeconds(); per10 > 0 {
+			v.RequestUtilisation = float64(u.Requests10s) / float64(per10)
+		}
+		if count != nil {
+			v.FleetRateLimited = count.RateLimited[d.QuotaKey]
+		}
+		if !seenQuota(out.Deployments, d.QuotaKey) {
+			out.ReservedTokens += u.Reserved
+		}
+		lo, hi = min(lo, v.ReservedFraction), max(hi, v.ReservedFraction)
+		out.Deployments = append(out.Deployments, v)
+	}
+	if len(out.Deployments) > 0 {
+		out.Spread = hi - lo
+	}
+	return out, nil
+}
+
+func seenQuota(vs []DeploymentView, quota string) bool {
+	for _, v := range vs {
+		if v.Quota == quota {
+			return true
+		}
+	}
+	return false
+}
+
+// census429 counts a 429 in the store's census, behind the call's back:
+// the call waits for nothing, and a census that cannot be reached loses a
+// count, not a call.
+func (r *Router) census429(quota string, cause Cause) {
+	c, ok := r.store.(Census)
+	if !ok {
+		return
+	}
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		_ = c.Count429(ctx, quota, cause)
+	}()
+}

@@ -1,0 +1,56 @@
+// Package metrics exports the budget's dashboard: per deployment, never
+// only summed. Two sinks read one Source: CloudWatch Embedded Metric
+// Format lines (EMF), which the awslogs driver turns into metrics with no
+// agent, and a Prometheus collector for a /metrics endpoint.
+package metrics
+
+import (
+	"context"
+	"sort"
+
+	"github.com/headroom-agent/headroom/budget"
+)
+
+// Type is one call type's counters in this process.
+type Type struct {
+	Name           string
+	Calls          int64
+	TokensReserved int64
+	TokensUsed     int64
+}
+
+// ReservationError is what the type's calls charged over what they used:
+// 4 means three quarters of the throughput went to an oversized cap. 0
+// when nothing was used yet.
+func (t Type) ReservationError() float64 {
+	if t.TokensUsed == 0 {
+		return 0
+	}
+	return float64(t.TokensReserved) / float64(t.TokensUsed)
+}
+
+// View is what the sinks export at one instant.
+type View struct {
+	budget.Dashboard
+	Types []Type
+}
+
+// A Source reads the view: the router's dashboard (from the store) and
+// the process's call types.
+type Source func(ctx context.Context) (View, error)
+
+// causes are the 429 causes every export names, zero or not, so a panel
+// of four lines never loses one.
+var causes = []budget.Cause{budget.CauseTokens, budget.CauseRequests, budget.CauseAdjustment, budget.CauseUnknown}
+
+// classes are the priority classes, named as task files write them.
+var classes = []struct {
+	c    budget.Class
+	name string
+}{{budget.Interactive, "interactive"}, {budget.Background, "background"}}
+
+func sortTypes(ts []Type) {
+	sort.Slice(ts, func(i, j int) bool { return ts[i].Name < ts[j].Name })
+}
+
+func sortStrings(s []string) { sort.Strings(s) }

@@ -1,0 +1,114 @@
+package metrics
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// A Collector reads the view at each scrape: the figures are the store's
+// and the process's own at that instant, never a cached copy.
+type Collector struct {
+	src     Source
+	timeout time.Duration
+}
+
+// NewCollector collects src's view, giving each scrape timeout to read it.
+func NewCollector(src Source, timeout time.Duration) *Collector {
+	return &Collector{src: src, timeout: timeout}
+}
+
+var (
+	dep = []string{"deployment"}
+
+	descReserved      = prometheus.NewDesc("headroom_reserved_tokens", "Tokens the fleet holds in the deployment's current window.", dep, nil)
+	descReservedRatio = prometheus.NewDesc("headroom_reserved_ratio", "Reserved tokens over the deployment's effective limit.", dep, nil)
+	descLimit         = prometheus.NewDesc("headroom_limit_tokens_per_window", "The deployment's token limit: configured, and effective (the lower of that and Azure's header).", []string{"deployment", "kind"}, nil)
+	descRPM           = prometheus.NewDesc("headroom_limit_requests_per_window", "The deployment's configured request limit.", dep, nil)
+	descUtil          = prometheus.NewDesc("headroom_utilisation_ratio", "Share of the deployment's quota in use, per dimension (tokens this window, requests in the 10 s window).", []string{"deployment", "dimension"}, nil)
+	descRequests      = prometheus.NewDesc("headroom_requests_in_window", "Requests the fleet made in the deployment's current request window.", []string{"deployment", "window"}, nil)
+	descBreaker       = prometheus.NewDesc("headroom_breaker_open", "1 while the deployment's shared breaker is open.", dep, nil)
+	descLimited       = prometheus.NewDesc("headroom_rate_limited_total", "429s this process met, by deployment and cause.", []string{"deployment", "cause"}, nil)
+	descFleetLimited  = prometheus.NewDesc("headroom_fleet_rate_limited", "429s the whole fleet met on the deployment in this window and the last, by cause (the store's census).", []string{"deployment", "cause"}, nil)
+	descAnswered      = prometheus.NewDesc("headroom_calls_answered_total", "Calls this process had answered, by deployment.", dep, nil)
+	descSpread        = prometheus.NewDesc("headroom_headroom_spread_ratio", "The fullest deployment's reserved ratio less the emptiest's.", nil, nil)
+	descFleetReserved = prometheus.NewDesc("headroom_fleet_reserved_tokens", "Tokens the fleet holds this window, over every deployment.", nil, nil)
+	descAgents        = prometheus.NewDesc("headroom_active_agents", "The fleet's agents alive, by the store's census.", nil, nil)
+	descShed          = prometheus.NewDesc("headroom_shed_total", "Calls this process shed for want of budget in time, by priority class.", []string{"priority"}, nil)
+	descTypeCalls     = prometheus.NewDesc("headroom_calls_total", "Calls this process made, by call type.", []string{"call_type"}, nil)
+	descTypeReserved  = prometheus.NewDesc("headroom_tokens_reserved_total", "Tokens this process's calls charged the budget, by call type.", []string{"call_type"}, nil)
+	descTypeUsed      = prometheus.NewDesc("headroom_tokens_used_total", "Tokens this process's calls used, by call type.", []string{"call_type"}, nil)
+	descTypeError     = prometheus.NewDesc("headroom_reservation_error_ratio", "Tokens charged over tokens used, by call type.", []string{"call_type"}, nil)
+)
+
+func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{descReserved, descReservedRatio, descLimit, descRPM, descUtil, descRequests, descBreaker,
+		descLimited, descFleetLimited, descAnswered, descSpread, descFleetReserved, descAgents, descShed,
+		descTypeCalls, descTypeReserved, descTypeUsed, descTypeError} {
+		ch <- d
+	}
+}
+
+func (c *Collector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
+	defer cancel()
+	v, err := c.src(ctx)
+	if err != nil {
+		ch <- prometheus.NewInvalidMetric(descReserved, err)
+		return
+	}
+	g := func(d *prometheus.Desc, x float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, x, labels...)
+	}
+	n := func(d *prometheus.Desc, x float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, x, labels...)
+	}
+	for _, d := range v.Deployments {
+		g(descReserved, float64(d.Reserved), d.Name)
+		g(descReservedRatio, d.ReservedFraction, d.Name)
+		g(descLimit, float64(d.ConfiguredTPM), d.Name, "configured")
+		g(descLimit, float64(d.EffectiveTPM), d.Name, "effective")
+		g(descRPM, float64(d.RPM), d.Name)
+		g(descUtil, d.TokenUtilisation, d.Name, "tokens")
+		g(descUtil, d.RequestUtilisation, d.Name, "requests")
+		g(descRequests, float64(d.Requests1s), d.Name, "1s")
+		g(descRequests, float64(d.Requests10s), d.Name, "10s")
+		g(descBreaker, float64(b2i(d.BreakerOpen)), d.Name)
+		n(descAnswered, float64(d.Answered), d.Name)
+		for _, cause := range causes {
+			n(descLimited, float64(d.RateLimited[cause]), d.Name, string(cause))
+			if d.FleetRateLimited != nil {
+				g(descFleetLimited, float64(d.FleetRateLimited[cause]), d.Name, string(cause))
+			}
+		}
+	}
+	g(descSpread, v.Spread)
+	g(descFleetReserved, float64(v.ReservedTokens))
+	if v.Agents >= 0 {
+		g(descAgents, float64(v.Agents))
+	}
+	for _, cl := range classes {
+		n(descShed, float64(v.Shed[cl.c]), cl.name)
+	}
+	for _, t := range v.Types {
+		n(descTypeCalls, float64(t.Calls), t.Name)
+		n(descTypeReserved, float64(t.TokensReserved), t.Name)
+		n(descTypeUsed, float64(t.TokensUsed), t.Name)
+		g(descTypeError, t.ReservationError(), t.Name)
+	}
+}
+
+// Handler serves the collector's metrics, and the Go runtime's, at
+// /metrics, in a registry of its own (the process's default one stays
+// free for a program that embeds this).
+func Handler(c *Collector) http.Handler {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(c, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}))
+	return mux
+}

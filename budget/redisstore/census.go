@@ -1,0 +1,96 @@
+package redisstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/headroom-agent/headroom/budget"
+)
+
+var _ budget.Census = (*Store)(nil)
+
+// The census's causes, in the order census429.lua returns them.
+var causes = []budget.Cause{budget.CauseTokens, budget.CauseRequests, budget.CauseAdjustment, budget.CauseUnknown}
+
+// agentsKey holds the fleet's agents, under a hash tag of its own.
+func (s *Store) agentsKey() string { return "{" + s.prefix + ":fleet}:agents" }
+
+func (s *Store) Checkin(ctx context.Context, agent string, ttl time.Duration) error {
+	if agent == "" || ttl <= 0 {
+		return errors.New("redisstore: a check-in needs an agent and a time to live")
+	}
+	err := censusAgentsScript.Run(ctx, s.rdb, []string{s.agentsKey()}, agent, ttl.Milliseconds()).Err()
+	return wrap(ctx, "checkin", err)
+}
+
+func (s *Store) Checkout(ctx context.Context, agent string) error {
+	return wrap(ctx, "checkout", s.rdb.ZRem(ctx, s.agentsKey(), agent).Err())
+}
+
+func (s *Store) Count429(ctx context.Context, deployment string, cause budget.Cause) error {
+	if deployment == "" {
+		return errors.New("redisstore: a 429 needs its deployment")
+	}
+	c := string(cause)
+	known := false
+	for _, x := range causes {
+		known = known || x == cause
+	}
+	if !known {
+		c = string(budget.CauseUnknown)
+	}
+	err := census429Script.Run(ctx, s.rdb, []string{s.tag(deployment) + ":429"}, s.window.Milliseconds(), c).Err()
+	return wrap(ctx, "count 429", err)
+}
+
+// Count reads the agents and every deployment's 429s in one pipeline (one
+// round trip per node on a cluster).
+func (s *Store) Count(ctx context.Context, deployments ...string) (budget.Count, error) {
+	run := func(eval bool) (*redis.Cmd, []*redis.Cmd, error) {
+		script := func(sc *redis.Script, p redis.Pipeliner, keys []string, args ...any) *redis.Cmd {
+			if eval {
+				return sc.Eval(ctx, p, keys, args...)
+			}
+			return sc.EvalSha(ctx, p, keys, args...)
+		}
+		var agents *redis.Cmd
+		per := make([]*redis.Cmd, len(deployments))
+		_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			agents = script(censusAgentsScript, p, []string{s.agentsKey()}, "", 0)
+			for i, d := range deployments {
+				per[i] = script(census429Script, p, []string{s.tag(d) + ":429"}, s.window.Milliseconds(), "")
+			}
+			return nil
+		})
+		return agents, per, err
+	}
+	agents, per, err := run(false)
+	if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
+		_ = s.load(ctx)
+		agents, per, err = run(true)
+	}
+	if err != nil {
+		return budget.Count{}, wrap(ctx, "count", err)
+	}
+	n, err := agents.Int64()
+	if err != nil {
+		return budget.Count{}, wrap(ctx, "count", err)
+	}
+	out := budget.Count{Agents: int(n), RateLimited: map[string]map[budget.Cause]int64{}}
+	for i, d := range deployments {
+		v, err := per[i].Int64Slice()
+		if err != nil || len(v) != len(causes) {
+			return budget.Count{}, wrap(ctx, "count", fmt.Errorf("unexpected reply %v: %v", v, err))
+		}
+		m := map[budget.Cause]int64{}
+		for j, c := range causes {
+			m[c] = v[j]
+		}
+		out.RateLimited[d] = m
+	}
+	return out, nil
+}
