@@ -62,6 +62,10 @@ type Options struct {
 	// agents share a process).
 	Command  func(ctx context.Context, args ...string) *exec.Cmd
 	Progress io.Writer
+	// Watch, when set, is called with each mode's config file before its
+	// agents start, and what it returns after they end: how the benchmark
+	// exports the fleet's metrics from the shared store while it runs.
+	Watch func(mode, config string) (stop func())
 }
 
 // TokensPerTask is what one of the test tasks reserves, on average, with
@@ -225,6 +229,10 @@ func runMode(ctx context.Context, o Options, mode string, nTasks int) (Row, erro
 		return Row{}, err
 	}
 
+	if o.Watch != nil {
+		stop := o.Watch(mode, cfg)
+		defer stop()
+	}
 	// Every agent starts at once, a moment before a window begins, so
 	// their first calls meet the same windows.
 	w := o.Window.Milliseconds()

@@ -12,6 +12,9 @@ import (
 	"github.com/headroom-agent/headroom/agent"
 	"github.com/headroom-agent/headroom/bench/agents"
 	"github.com/headroom-agent/headroom/browser"
+	"github.com/headroom-agent/headroom/budget"
+	"github.com/headroom-agent/headroom/budget/metrics"
+	"github.com/headroom-agent/headroom/config"
 	"github.com/headroom-agent/headroom/internal/safefile"
 	"github.com/headroom-agent/headroom/llm"
 )
@@ -27,6 +30,8 @@ func benchAgents(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	budgetMode := fs.String("budget", "", "run one budget mode: shared or per-process (default both, side by side)")
 	plot := fs.String("plot", "", "write the plot of the windows' fill and the 429s (SVG) to this `file`")
 	asJSON := fs.Bool("json", false, "print an array of rows, one per budget mode, as JSON")
+	var mf metricsFlags
+	mf.add(fs) // the shared run's fleet, read from the store
 	if code, done := parse(fs, args, stdout); done {
 		return code
 	}
@@ -52,6 +57,14 @@ func benchAgents(ctx context.Context, args []string, stdout, stderr io.Writer) i
 			cmd.Env = withoutEnv(os.Environ(), "HEADROOM_CONFIG", envJobIndex, envTaskIndex)
 			return cmd
 		},
+	}
+	if mf.emf != "" || mf.addr != "" {
+		o.Watch = func(mode, cfg string) func() {
+			if mode != agents.Shared {
+				return func() {} // per-process budgets: nothing shared to read
+			}
+			return watchStore(ctx, cfg, &mf, stdout, stderr)
+		}
 	}
 	switch *budgetMode {
 	case "":
@@ -155,4 +168,39 @@ func writePlot(path string, write func(io.Writer) error) error {
 		return err
 	}
 	return safefile.WriteFile(path, 0o644, write)
+}
+
+// watchStore exports the dashboard of the store a config names, from
+// outside the processes that spend it: the fleet as the store sees it.
+func watchStore(ctx context.Context, file string, mf *metricsFlags, stdout, stderr io.Writer) func() {
+	f, _, err := config.Load(file)
+	if err == nil {
+		_, err = f.Budget.Validate()
+	}
+	var store budget.Store
+	if err == nil {
+		store, err = budget.OpenStore(ctx, &f.Budget)
+	}
+	var router *budget.Router
+	if err == nil {
+		router, err = budget.NewRouter(store, &f.Budget, budget.RouterOptions{})
+	}
+	var stop func()
+	if err == nil {
+		stop, err = mf.start(func(ctx context.Context) (metrics.View, error) {
+			d, err := router.Dashboard(ctx)
+			return metrics.View{Dashboard: d}, err
+		}, stdout)
+	}
+	if err != nil {
+		fprintf(stderr, "headroom bench agents: metrics: %v\n", err)
+		if store != nil {
+			store.Close()
+		}
+		return func() {}
+	}
+	return func() {
+		stop()
+		store.Close()
+	}
 }
