@@ -21,6 +21,9 @@ var forbidden = map[string][]string{
 	"llm/azuresim/heuristic": {"budget/...", "llm", "config"},
 	"agent":                  {"llm/azuresim/...", "budget/redisstore", "github.com/redis/go-redis/..."},
 	"config":                 {"llm/...", "browser/..."},
+	"budget/doctor":          {"llm/...", "browser/..."},
+	"budget/plan":            {"llm/...", "browser/...", "agent"},
+	"budget/metrics":         {"llm/...", "browser/...", "calltypes"},
 }
 
 func TestPackagesStayInTheirRooms(t *testing.T) {
