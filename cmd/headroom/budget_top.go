@@ -2,11 +2,124 @@ package main
 
 import (
 	"context"
+	"errors"
 	"io"
+	"os"
+	"time"
+
+	"github.com/gdamore/tcell/v2"
+	"github.com/headroom-agent/headroom/budget"
+	"github.com/headroom-agent/headroom/budget/top"
+	"github.com/headroom-agent/headroom/config"
 )
 
-// budgetTop is not built yet.
+// budgetTop shows the shared store live, per deployment: what the whole
+// fleet holds, not what this process does (it holds nothing).
 func budgetTop(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fprintf(stderr, "headroom budget top: not built yet\n")
-	return exitUsage
+	fs := newFlagSet("budget top", "", stderr)
+	configFile := fs.String("config", "", "config `file` naming the deployments and the store (default $HEADROOM_CONFIG)")
+	interval := fs.Duration("interval", time.Second, "how often to read the store")
+	once := fs.Bool("once", false, "print one frame as plain text to stdout and exit, leaving the terminal alone")
+	width := fs.Int("width", top.DefaultWidth, "`columns` of the --once frame")
+	if code, done := parse(fs, args, stdout); done {
+		return code
+	}
+	if fs.NArg() > 0 {
+		fprintf(stderr, "headroom budget top: unexpected argument %q\n", fs.Arg(0))
+		fs.Usage()
+		return exitUsage
+	}
+	if *interval <= 0 {
+		fprintf(stderr, "headroom budget top: --interval %v: use a duration above zero, such as 1s\n", *interval)
+		return exitUsage
+	}
+	if *width < 1 {
+		fprintf(stderr, "headroom budget top: --width %d: use 1 column or more\n", *width)
+		return exitUsage
+	}
+	file := *configFile
+	if file == "" {
+		file = os.Getenv(config.Env)
+	}
+	if file == "" {
+		fprintf(stderr, "headroom budget top: no config: name the fleet's with --config FILE or $%s (its deployments, and the Redis they share)\n", config.Env)
+		return exitUsage
+	}
+	f, warnings, err := config.Load(file)
+	if err != nil {
+		fprintf(stderr, "headroom budget top: %v\n", err)
+		return exitUsage
+	}
+	for _, w := range warnings {
+		fprintf(stderr, "headroom budget top: warning: %s\n", w)
+	}
+	if f.TypesOnly() {
+		fprintf(stderr, "headroom budget top: %s has no deployments: there is no budget to show\n", file)
+		return exitUsage
+	}
+	cfg := &f.Budget
+	if _, err := cfg.Validate(); err != nil {
+		fprintf(stderr, "headroom budget top: %s: %v\n", file, err)
+		return exitUsage
+	}
+	note := ""
+	if addr, err := cfg.RedisURL(); err == nil && addr == "" {
+		note = "This config names no Redis (redis: or redis_env:): the store is this process's own, and no agent writes to it."
+		fprintf(stderr, "headroom budget top: the config names no Redis (redis: or redis_env:), so the store is this process's own: no agent writes to it, and the view stays empty\n")
+	}
+	store, err := budget.OpenStore(ctx, cfg)
+	if code := topStoreError(err, exitUsage, stderr); code != exitOK {
+		return code
+	}
+	defer store.Close()
+	router, err := budget.NewRouter(store, cfg, budget.RouterOptions{})
+	if err != nil {
+		fprintf(stderr, "headroom budget top: %v\n", err)
+		return exitUsage
+	}
+	o := top.Options{Name: file, Note: note, Window: store.Window()}
+
+	if *once {
+		d, err := router.Dashboard(ctx)
+		if code := topStoreError(err, exitFailed, stderr); code != exitOK {
+			return code
+		}
+		o.Width = *width
+		fprintf(stdout, "%s", top.Text(top.Render(d, d.At, o)))
+		return exitOK
+	}
+
+	s, err := tcell.NewScreen()
+	if err != nil {
+		fprintf(stderr, "headroom budget top: no terminal to draw on (%v); --once prints one frame as text\n", err)
+		return exitUsage
+	}
+	err = top.Run(ctx, s, router.Dashboard, o, *interval)
+	switch {
+	case err == nil, ctx.Err() != nil:
+		// q, Ctrl-C, or SIGINT/SIGTERM: each is how a watch ends.
+		return exitOK
+	default:
+		fprintf(stderr, "headroom budget top: %v\n", err)
+		return exitFailed
+	}
+}
+
+// topStoreError reports an error opening or reading the store and returns
+// its exit code: exitOK for none, exitBudget for a store that cannot be
+// reached, otherwise other.
+func topStoreError(err error, other int, stderr io.Writer) int {
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.Is(err, budget.ErrUnavailable):
+		fprintf(stderr, "headroom budget top: the budget store (Redis) the config names cannot be reached: %v\n", err)
+		return exitBudget
+	case errors.Is(err, context.Canceled):
+		fprintf(stderr, "headroom budget top: %v\n", err)
+		return exitInterrupted
+	default:
+		fprintf(stderr, "headroom budget top: %v\n", err)
+		return other
+	}
 }
