@@ -49,7 +49,7 @@ func commands() []command {
 		{"calltypes", "list the call types and their caps", runCalltypes},
 		{"call", "run one call of a call type and print its record", runCall},
 		{"budget", "the fleet's budget: budget plan, budget doctor, budget top", runBudget},
-		{"bench", "measure: bench store, bench burst, bench fleet, bench caps", runBench},
+		{"bench", "measure: bench store, bench burst, bench fleet, bench caps, bench agents", runBench},
 		{"demo", "run the offline demo against the embedded simulator", runDemo},
 		{"version", "print the version", runVersion},
 		{"help", "show help for headroom or one command", runHelp},
