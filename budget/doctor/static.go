@@ -8,6 +8,9 @@ import (
 	"strconv"
 	"strings"
 
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+
 	"github.com/headroom-agent/headroom/budget"
 	"github.com/headroom-agent/headroom/config"
 )
@@ -337,18 +340,10 @@ func show(s string) string {
 }
 
 // num writes n with thousands separators, as the README's figures are.
-func num(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	if neg {
-		s = "-" + s
-	}
-	return s
-}
+func num(n int64) string { return thousands.Sprintf("%d", n) }
+
+// thousands groups digits as the README's figures are: 240,000.
+var thousands = message.NewPrinter(language.English)
 
 // pct writes a fraction as a whole percentage, or to one decimal below 10%.
 func pct(f float64) string {

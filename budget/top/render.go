@@ -11,10 +11,12 @@ package top
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 	"unicode"
+
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
 
 	"github.com/headroom-agent/headroom/budget"
 	"github.com/rivo/uniseg"
@@ -507,18 +509,10 @@ func printable(s string) string {
 	}, s)
 }
 
-func commas(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	if neg {
-		s = "-" + s
-	}
-	return s
-}
+func commas(n int64) string { return thousands.Sprintf("%d", n) }
+
+// thousands groups digits as the README's figures are: 240,000.
+var thousands = message.NewPrinter(language.English)
 
 func plural(n int) string {
 	if n == 1 {
