@@ -30,7 +30,7 @@ func runTask(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	recordCalls := fs.String("record-calls", "", "record the run's model calls to this cassette `file`")
 	session := fs.String("session", "", "the session `key` the calls keep affinity by (default the task's name and a random suffix)")
 	tasksFile := fs.String("tasks", "", "run one task of this task list `file` (tasks: [...]), the one at --index")
-	index := fs.String("index", "", "which task of --tasks to run, from 0 (default $JOB_COMPLETION_INDEX, else $HEADROOM_TASK_INDEX)")
+	index := fs.String("index", "", "run task `N` of --tasks, counting from 0 (default $JOB_COMPLETION_INDEX, else $HEADROOM_TASK_INDEX)")
 	var bf browserFlags
 	bf.addBrowser(fs)
 	var mf metricsFlags
