@@ -29,6 +29,13 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	errRate := fs.Float64("error-rate", 0, "fraction of calls answered 500")
 	dropRate := fs.Float64("drop-rate", 0, "fraction of admitted calls whose connection is dropped")
 	seed := fs.Int64("seed", 0, "seed of the random faults (0: from the clock)")
+	// Rules a client cannot see, for --deployment deployments.
+	reqWindows := fs.String("request-windows", string(azuresim.FixedWindow), "how --deployment deployments count the 1 s and 10 s request windows: fixed (from multiples of their length) or sliding (the last length of time)")
+	tokWindow := fs.String("token-window", string(azuresim.FixedWindow), "how --deployment deployments count the token window: fixed or sliding")
+	scale := fs.Float64("estimate-scale", 1, "factor on what --deployment deployments charge at admission over the character rule's estimate")
+	noise := fs.Float64("estimate-noise", 0, "per-call spread of what --deployment deployments charge at admission, a fraction between 0 and 1 (0.05: uniformly within ±5%, drawn from --seed)")
+	dispatch := fs.Duration("dispatch-delay", 0, "how long after a call arrives --deployment deployments count it (and may refuse it)")
+	dispatchJitter := fs.Float64("dispatch-jitter", 0, "spread of --dispatch-delay, a fraction between 0 and 1")
 	if code, done := parse(fs, args, stdout); done {
 		return code
 	}
@@ -45,6 +52,11 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return exitUsage
 		}
 	}
+	if !(*scale > 0) {
+		// 0 in a config means the default; given here it is a mistake.
+		fprintf(stderr, "headroom sim: --estimate-scale: %v must be above 0\n", *scale)
+		return exitUsage
+	}
 	for _, s := range deps {
 		d, err := azuresim.ParseDeploymentFlag(s)
 		if err != nil {
@@ -52,6 +64,9 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return exitUsage
 		}
 		d.Reply, d.OutputTokens = *reply, *outTokens
+		d.RequestWindows, d.TokenWindow = azuresim.WindowRule(*reqWindows), azuresim.WindowRule(*tokWindow)
+		d.EstimateScale, d.EstimateNoise = *scale, *noise
+		d.DispatchDelay, d.DispatchJitter = *dispatch, *dispatchJitter
 		cfg.Deployments = append(cfg.Deployments, d)
 	}
 	// Flags given on the command line win over the file.

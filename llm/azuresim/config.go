@@ -109,7 +109,45 @@ type Deployment struct {
 	// Adjustments lower the effective limit on a schedule, counted from
 	// the moment the simulator starts.
 	Adjustments []Adjustment `yaml:"adjustments"`
+
+	// The rules below are ones a client cannot see from outside; their
+	// zero values are the simulator's usual behaviour.
+
+	// RequestWindows and TokenWindow say how the 1 s and 10 s request
+	// windows and the token window count: FixedWindow (the default) or
+	// SlidingWindow. Deployments that share a quota pool must agree.
+	RequestWindows WindowRule `yaml:"request_windows"`
+	TokenWindow    WindowRule `yaml:"token_window"`
+	// EstimateScale multiplies what a call is charged at admission (0 or
+	// 1: the character rule's estimate as it is); EstimateNoise spreads
+	// each call's charge by a factor drawn uniformly within ± that
+	// fraction, from the simulator's seed.
+	EstimateScale float64 `yaml:"estimate_scale"`
+	EstimateNoise float64 `yaml:"estimate_noise"`
+	// DispatchDelay is how long after a call arrives the server counts
+	// it (and may refuse it), spread by ± DispatchJitter of itself: the
+	// lag between a client's admission and the server's.
+	DispatchDelay  time.Duration `yaml:"dispatch_delay"`
+	DispatchJitter float64       `yaml:"dispatch_jitter"`
 }
+
+// WindowRule is how a rate window counts.
+type WindowRule string
+
+const (
+	// FixedWindow counts from boundaries on multiples of the window's
+	// length, and forgets everything at each one.
+	FixedWindow WindowRule = "fixed"
+	// SlidingWindow counts what was admitted in the last window length,
+	// from any instant.
+	SlidingWindow WindowRule = "sliding"
+)
+
+func (w WindowRule) sliding() bool { return w == SlidingWindow }
+
+// maxEstimateScale bounds estimate_scale, far above any plausible
+// disagreement, so a charge stays a sane whole number.
+const maxEstimateScale = 100
 
 // Faults make a deployment misbehave the way real endpoints do.
 type Faults struct {

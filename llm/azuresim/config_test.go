@@ -23,6 +23,19 @@ func TestParseConfigErrorsNameFileLineAndField(t *testing.T) {
 		{"deployments:\n  - name: a\n    tpm: 1\n    adjustments: [{at: 0s, for: 1m, factor: 2}]\n", "deployments[0].adjustments[0].factor: 2: an adjustment lowers the limit"},
 		{"faults: {error_rate: 1.5}\ndeployments: [{name: a, tpm: 1}]\n", "sim.yaml:1: faults.error_rate: 1.5 must be between 0 and 1"},
 		{"resources:\n  - name: r\n    path_prefix: r/\n    deployments: [{name: a, tpm: 1}]\n", "sim.yaml:3: resources[0].path_prefix"},
+		{"deployments:\n  - name: a\n    tpm: 1\n    request_windows: rolling\n", `sim.yaml:4: deployments[0].request_windows: "rolling" is not a window rule: use fixed or sliding`},
+		{"deployments:\n  - name: a\n    tpm: 1\n    token_window: Sliding\n", `sim.yaml:4: deployments[0].token_window: "Sliding" is not a window rule`},
+		{"deployments:\n  - name: a\n    tpm: 1\n    estimate_scale: -1\n", "sim.yaml:4: deployments[0].estimate_scale: -1 must be above 0 and at most 100"},
+		{"deployments:\n  - name: a\n    tpm: 1\n    estimate_scale: 1e9\n", "sim.yaml:4: deployments[0].estimate_scale: 1e+09 must be above 0"},
+		{"deployments:\n  - name: a\n    tpm: 1\n    estimate_scale: .nan\n", "sim.yaml:4: deployments[0].estimate_scale: NaN must be above 0"},
+		{"deployments:\n  - name: a\n    tpm: 1\n    estimate_noise: 1.5\n", "sim.yaml:4: deployments[0].estimate_noise: 1.5 must be between 0 and 1"},
+		{"deployments:\n  - name: a\n    tpm: 1\n    dispatch_delay: -5ms\n", "sim.yaml:4: deployments[0].dispatch_delay: must not be negative"},
+		{"deployments:\n  - name: a\n    tpm: 1\n    dispatch_delay: soon\n", `invalid duration "soon"`},
+		{"deployments:\n  - name: a\n    tpm: 1\n    dispatch_jitter: 2\n", "sim.yaml:4: deployments[0].dispatch_jitter: 2 must be between 0 and 1"},
+		{"pools: [{name: p, tpm: 9}]\ndeployments:\n  - {name: a, tpm: 1, pool: p, request_windows: sliding}\n  - {name: b, tpm: 1, pool: p}\n",
+			`sim.yaml:4: deployments[1].request_windows: deployment "b" shares quota pool "p" with "a", which counts its request windows sliding`},
+		{"deployments:\n  - {name: a, tpm: 1, subscription: s, region: r, token_window: sliding}\n  - name: b\n    tpm: 1\n    subscription: s\n    region: r\n    token_window: fixed\n",
+			`sim.yaml:7: deployments[1].token_window: deployment "b" shares quota pool "s/r/standard/" with "a"`},
 		{"window: 1m\n", "deployments: no deployments"},
 		{"deployments: [\n", "sim.yaml:1: "},
 	}
@@ -66,6 +79,36 @@ deployments:
 	st := s.Stats().Deployments
 	if st[0].RPM != 900 || st[1].RPM != 5 || st[0].Pool != "east" {
 		t.Errorf("default RPMs from quota units: %+v", st)
+	}
+}
+
+func TestParseConfigHiddenRules(t *testing.T) {
+	cfg, err := ParseConfig("sim.yaml", []byte(`
+deployments:
+  - name: d
+    tpm: 60000
+    request_windows: sliding
+    token_window: fixed
+    estimate_scale: 1.1
+    estimate_noise: 0.05
+    dispatch_delay: 20ms
+    dispatch_jitter: 0.5
+  - {name: e, tpm: 60000}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := cfg.Deployments[0]
+	if d.RequestWindows != SlidingWindow || d.TokenWindow != FixedWindow || d.EstimateScale != 1.1 || d.EstimateNoise != 0.05 || d.DispatchDelay != 20*time.Millisecond || d.DispatchJitter != 0.5 {
+		t.Errorf("decoded %+v", d)
+	}
+	s, err := New(cfg, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	own, plain := s.lookup("default", "d").own, s.lookup("default", "e").own
+	if !own.req1.sliding || !own.req10.sliding || own.tokens.sliding || plain.req1.sliding || plain.tokens.sliding {
+		t.Errorf("windows: d %v/%v/%v, e %v/%v", own.req1.sliding, own.req10.sliding, own.tokens.sliding, plain.req1.sliding, plain.tokens.sliding)
 	}
 }
 
@@ -130,6 +173,9 @@ func FuzzParseConfig(f *testing.F) {
 	f.Add([]byte("deployments:\n  - name: a\n    tpm: 5\n"))
 	f.Add([]byte("pools: [{name: p, tpm: 10}]\ndeployments: [{name: a, tpm: 1, pool: p, adjustments: [{at: 1s, for: 1s, factor: 0.5}]}]\n"))
 	f.Add([]byte("resources: [{name: r, path_prefix: /r, deployments: [{name: a, tpm: 1}]}]\n"))
+	f.Add([]byte("deployments: [{name: a, tpm: 5, request_windows: sliding, token_window: sliding, estimate_scale: 1.1, estimate_noise: 0.05, dispatch_delay: 20ms, dispatch_jitter: 0.5}]\n"))
+	f.Add([]byte("pools: [{name: p, tpm: 10}]\ndeployments: [{name: a, tpm: 1, pool: p, token_window: sliding}, {name: b, tpm: 1, pool: p, token_window: fixed}]\n"))
+	f.Add([]byte("deployments: [{name: a, tpm: 1, estimate_scale: -0.0, estimate_noise: 1, dispatch_delay: 0s}]\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		cfg, err := ParseConfig("f.yaml", data)
 		if err != nil {

@@ -1,6 +1,7 @@
 package azuresim
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"strings"
@@ -75,6 +76,12 @@ func (c Config) check(bad errorf) error {
 	}
 	names := map[string]bool{}
 	places := map[string]string{}
+	// A quota pool is one count, so its members must count it alike.
+	type member struct {
+		name  string
+		rules [2]WindowRule
+	}
+	pooled := map[string]member{}
 	for ri, r := range resources {
 		rf := fmt.Sprintf("resources[%d]", ri)
 		if r.Name == "default" && len(c.Deployments) > 0 {
@@ -111,6 +118,21 @@ func (c Config) check(bad errorf) error {
 			if err := d.check(df, pools, bad); err != nil {
 				return err
 			}
+			d.Region = cmp.Or(d.Region, r.Region) // as New fills it in
+			key := poolKey(d)
+			if key == "" {
+				continue
+			}
+			rules := [2]WindowRule{cmp.Or(d.RequestWindows, FixedWindow), cmp.Or(d.TokenWindow, FixedWindow)}
+			first, ok := pooled[key]
+			switch {
+			case !ok:
+				pooled[key] = member{d.Name, rules}
+			case first.rules[0] != rules[0]:
+				return bad(df+".request_windows", "deployment %q shares quota pool %q with %q, which counts its request windows %s: a pool is one count, so its members must agree", d.Name, key, first.name, first.rules[0])
+			case first.rules[1] != rules[1]:
+				return bad(df+".token_window", "deployment %q shares quota pool %q with %q, which counts its token window %s: a pool is one count, so its members must agree", d.Name, key, first.name, first.rules[1])
+			}
 		}
 	}
 	return nil
@@ -146,6 +168,26 @@ func (d Deployment) check(f string, pools map[string]bool, bad errorf) error {
 		if err := d.Faults.check(f+".faults", bad); err != nil {
 			return err
 		}
+	}
+	for _, w := range []struct {
+		field string
+		rule  WindowRule
+	}{{"request_windows", d.RequestWindows}, {"token_window", d.TokenWindow}} {
+		switch w.rule {
+		case "", FixedWindow, SlidingWindow:
+		default:
+			return bad(f+"."+w.field, "%q is not a window rule: use fixed or sliding", w.rule)
+		}
+	}
+	switch {
+	case !(d.EstimateScale >= 0 && d.EstimateScale <= maxEstimateScale):
+		return bad(f+".estimate_scale", "%v must be above 0 and at most %d (1, the default, charges the estimate as it is)", d.EstimateScale, maxEstimateScale)
+	case !(d.EstimateNoise >= 0 && d.EstimateNoise <= 1):
+		return bad(f+".estimate_noise", "%v must be between 0 and 1", d.EstimateNoise)
+	case d.DispatchDelay < 0:
+		return bad(f+".dispatch_delay", "must not be negative")
+	case !(d.DispatchJitter >= 0 && d.DispatchJitter <= 1):
+		return bad(f+".dispatch_jitter", "%v must be between 0 and 1", d.DispatchJitter)
 	}
 	for i, a := range d.Adjustments {
 		af := fmt.Sprintf("%s.adjustments[%d]", f, i)

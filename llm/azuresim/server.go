@@ -238,12 +238,13 @@ type call struct {
 	d          *deployment
 	op         string // Azure's operation name, for 429 messages
 	apiVersion string
+	ctx        context.Context
 }
 
 // route finds the deployment of a call: from the path on the classic
 // route, from the body's model on the v1 one. It writes the error itself.
 func (r *resource) route(w http.ResponseWriter, req *http.Request, model, op string) (*call, bool) {
-	c := &call{r: r, op: op, apiVersion: req.URL.Query().Get("api-version")}
+	c := &call{r: r, op: op, apiVersion: req.URL.Query().Get("api-version"), ctx: req.Context()}
 	name := req.PathValue("deployment")
 	v1 := strings.Contains(req.URL.Path, "/openai/v1/")
 	switch {
@@ -266,10 +267,20 @@ func (r *resource) route(w http.ResponseWriter, req *http.Request, model, op str
 	return c, true
 }
 
-// admit injects the configured server errors, then charges cost or writes
-// the 429. It reports whether the call may go on.
-func (c *call) admit(w http.ResponseWriter, cost int64) (*ticket, bool) {
+// admit waits out the deployment's dispatch delay, injects the configured
+// server errors, then charges the call estimated at estimate or writes the
+// 429. It reports whether the call may go on.
+func (c *call) admit(w http.ResponseWriter, estimate int64) (*ticket, bool) {
 	s := c.r.sim
+	if d := s.dispatchDelay(c.d); d > 0 {
+		// The call is on its way to the count: a client that gives up
+		// meanwhile is never counted.
+		select {
+		case <-time.After(d):
+		case <-c.ctx.Done():
+			return nil, false
+		}
+	}
 	if s.chance(c.d.faults.ErrorRate) {
 		s.mu.Lock()
 		c.d.stats.ServerErrors++
@@ -278,7 +289,7 @@ func (c *call) admit(w http.ResponseWriter, cost int64) (*ticket, bool) {
 		serverError(w)
 		return nil, false
 	}
-	t, refused, st := s.admit(c.d, cost, time.Now())
+	t, refused, st := s.admit(c.d, estimate, time.Now())
 	c.commonHeaders(w)
 	setRateHeaders(w.Header(), st)
 	if refused != nil {

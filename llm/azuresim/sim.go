@@ -13,9 +13,11 @@ package azuresim
 import (
 	"cmp"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"sync"
@@ -74,6 +76,10 @@ type deployment struct {
 	faults Faults
 	model  Model
 	stats  Stats
+	// noise draws the estimate_noise factors: a source of its own, seeded
+	// from the simulator's seed and the deployment's name, so a
+	// deployment's sequence of charges repeats whatever else draws.
+	noise *rand.Rand
 }
 
 // New builds a simulator from cfg.
@@ -123,6 +129,11 @@ func New(cfg Config, opts Options) (*Sim, error) {
 				dc.Region = rc.Region
 			}
 			d := &deployment{res: r, cfg: dc, own: newMeter(dc.TPM, dc.RPM, s.window), faults: cfg.Faults}
+			d.own.slide(dc.RequestWindows.sliding(), dc.TokenWindow.sliding())
+			if dc.EstimateNoise > 0 {
+				h := sha256.Sum256([]byte(rc.Name + "/" + dc.Name))
+				d.noise = rand.New(rand.NewPCG(seed, binary.BigEndian.Uint64(h[:8])))
+			}
 			if dc.Faults != nil {
 				d.faults = *dc.Faults
 			}
@@ -160,6 +171,8 @@ func New(cfg Config, opts Options) (*Sim, error) {
 			p.RPM = DefaultRPM(ds[0].cfg.Model, p.TPM)
 		}
 		m := newMeter(p.TPM, p.RPM, s.window)
+		// Members agree on their window rules (Validate sees to it).
+		m.slide(ds[0].cfg.RequestWindows.sliding(), ds[0].cfg.TokenWindow.sliding())
 		for _, d := range ds {
 			d.pool, d.pooled = m, key
 		}
@@ -188,19 +201,22 @@ func resourceTag(name string) string {
 // Window is the token-rate window length in force.
 func (s *Sim) Window() time.Duration { return s.window }
 
-// ticket is an admitted call: what it was charged, and where.
+// ticket is an admitted call: what it was charged, and where (the
+// handles the meters' refund takes).
 type ticket struct {
-	d        *deployment
-	cost     int64
-	ownIndex int64
-	poolIdx  int64
+	d       *deployment
+	cost    int64
+	ownRef  int64
+	poolRef int64
 }
 
-// admit charges cost tokens and one request to d and its pool, or to
-// neither. On refusal it says why and how long until room frees.
-func (s *Sim) admit(d *deployment, cost int64, now time.Time) (*ticket, *refusal, state) {
+// admit charges a call estimated at estimate tokens, and one request, to d
+// and its pool, or to neither. On refusal it says why and how long until
+// room frees.
+func (s *Sim) admit(d *deployment, estimate int64, now time.Time) (*ticket, *refusal, state) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	cost := d.charge(estimate)
 	refusals := d.own.check(now, cost)
 	if d.pool != nil {
 		refusals = append(refusals, d.pool.check(now, cost)...)
@@ -228,15 +244,29 @@ func (s *Sim) admit(d *deployment, cost int64, now time.Time) (*ticket, *refusal
 		}
 		return nil, &r, st
 	}
-	d.own.charge(cost)
-	t := &ticket{d: d, cost: cost, ownIndex: d.own.tokens.index}
+	t := &ticket{d: d, cost: cost, ownRef: d.own.charge(cost)}
 	if d.pool != nil {
-		d.pool.charge(cost)
-		t.poolIdx = d.pool.tokens.index
+		t.poolRef = d.pool.charge(cost)
 	}
 	d.stats.Accepted++
 	d.stats.TokensCharged += cost
+	d.stats.TokensEstimated += estimate
 	return t, nil, s.stateLocked(d, now)
+}
+
+// charge is what the server charges a call the character rule estimates
+// at estimate: the same, unless the deployment's estimate_scale or
+// estimate_noise make the server's count differ from what a client
+// following the rule expects. It draws from d.noise, under s.mu.
+func (d *deployment) charge(estimate int64) int64 {
+	f := cmp.Or(d.cfg.EstimateScale, 1)
+	if d.noise != nil {
+		f *= 1 + (d.noise.Float64()*2-1)*d.cfg.EstimateNoise
+	}
+	if f == 1 {
+		return estimate
+	}
+	return max(1, int64(math.Round(float64(estimate)*f)))
 }
 
 func rank(c Cause) int {
@@ -268,9 +298,9 @@ func (s *Sim) done(t *ticket, promptTokens, completionTokens int64) {
 	if unused <= 0 {
 		return
 	}
-	d.own.refund(t.ownIndex, unused)
+	d.own.refund(t.ownRef, unused)
 	if d.pool != nil {
-		d.pool.refund(t.poolIdx, unused)
+		d.pool.refund(t.poolRef, unused)
 	}
 	d.stats.TokensRefunded += unused
 }
@@ -294,6 +324,18 @@ func (s *Sim) latency(d *deployment, n int64) time.Duration {
 	}
 	s.mu.Lock()
 	j := (s.rng.Float64()*2 - 1) * f.Jitter
+	s.mu.Unlock()
+	return time.Duration(float64(base) * (1 + j))
+}
+
+// dispatchDelay is how long a call to d waits before the server counts it.
+func (s *Sim) dispatchDelay(d *deployment) time.Duration {
+	base, jitter := d.cfg.DispatchDelay, d.cfg.DispatchJitter
+	if base <= 0 || jitter <= 0 {
+		return base
+	}
+	s.mu.Lock()
+	j := (s.rng.Float64()*2 - 1) * jitter
 	s.mu.Unlock()
 	return time.Duration(float64(base) * (1 + j))
 }

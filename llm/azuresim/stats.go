@@ -20,6 +20,10 @@ type Stats struct {
 	// the refund policy gave back; PromptTokens and CompletionTokens are
 	// what the calls really used.
 	TokensCharged int64 `json:"tokens_charged"`
+	// TokensEstimated is what the character rule estimated for the same
+	// calls: TokensCharged differs from it only under estimate_scale or
+	// estimate_noise, by what a client following the rule cannot see.
+	TokensEstimated int64 `json:"tokens_estimated"`
 	// WindowTokens is what the current token window holds.
 	WindowTokens     int64 `json:"window_tokens"`
 	TokensRefunded   int64 `json:"tokens_refunded"`
