@@ -17,9 +17,10 @@ func budgetCommands() map[string]struct {
 		summary string
 		run     func(context.Context, []string, io.Writer, io.Writer) int
 	}{
-		"plan":   {"how many agents a budget feeds, and how fast to start them", budgetPlan},
-		"doctor": {"check a config before a fleet starts (--probe asks each deployment)", budgetDoctor},
-		"top":    {"a live view of the shared store, per deployment", budgetTop},
+		"plan":      {"how many agents a budget feeds, and how fast to start them", budgetPlan},
+		"doctor":    {"check a config before a fleet starts (--probe asks each deployment)", budgetDoctor},
+		"top":       {"a live view of the shared store, per deployment", budgetTop},
+		"calibrate": {"measure whether Azure gives back unused estimate (refund or hold), with a few cheap calls", budgetCalibrate},
 	}
 }
 
@@ -38,7 +39,7 @@ func runBudget(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		sort.Strings(names)
 		fprintf(w, "Usage: headroom budget COMMAND [flags]\n\n")
 		for _, n := range names {
-			fprintf(w, "\t%-7s %s\n", n, subs[n].summary)
+			fprintf(w, "\t%-10s %s\n", n, subs[n].summary)
 		}
 		fprintf(w, "\nRun \"headroom budget COMMAND -h\" for its flags.\n")
 		return code

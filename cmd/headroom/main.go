@@ -48,7 +48,7 @@ func commands() []command {
 		{"sim", "serve a simulated Azure OpenAI endpoint with Azure's rate limits", runSim},
 		{"calltypes", "list the call types and their caps", runCalltypes},
 		{"call", "run one call of a call type and print its record", runCall},
-		{"budget", "the fleet's budget: budget plan, budget doctor, budget top", runBudget},
+		{"budget", "the fleet's budget: budget plan, doctor, top, calibrate", runBudget},
 		{"bench", "measure: bench store, bench burst, bench fleet, bench caps, bench agents", runBench},
 		{"demo", "run the offline demo against the embedded simulator", runDemo},
 		{"version", "print the version", runVersion},

@@ -22,6 +22,7 @@ var forbidden = map[string][]string{
 	"agent":                  {"llm/azuresim/...", "budget/redisstore", "github.com/redis/go-redis/..."},
 	"config":                 {"llm/...", "browser/..."},
 	"budget/doctor":          {"llm/...", "browser/..."},
+	"budget/calibrate":       {"llm/...", "browser/...", "calltypes"},
 	"budget/plan":            {"llm/...", "browser/...", "agent"},
 	"budget/metrics":         {"llm/...", "browser/...", "calltypes"},
 }
