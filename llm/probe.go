@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/http/httptrace"
 	"os"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -52,6 +54,26 @@ type ProbeOptions struct {
 // is noise. The error is for no answer at all (no key, no route, a
 // timeout); an HTTP error status is a result. Neither ever holds the key.
 func Probe(ctx context.Context, d budget.Deployment, o ProbeOptions) (ProbeResult, error) {
+	a, err := probeChat(ctx, d, "ping", 1, o)
+	return ProbeResult{Status: a.status, Header: a.header, Model: a.model, Code: a.code, Message: a.message, Latency: a.latency}, err
+}
+
+// answer is what one probing chat completion got back.
+type answer struct {
+	status        int
+	header        http.Header
+	model         string
+	code, message string
+	usage         openai.CompletionUsage
+	lag, latency  time.Duration
+}
+
+// probeChat sends one chat completion of prompt, capped at maxTokens, to
+// d, around the budget and with no retry (a retry would hide what the
+// first answer said, and charge again). The key is read as the dispatcher
+// reads it and scrubbed from every error; an HTTP error status is an
+// answer, the error is for none.
+func probeChat(ctx context.Context, d budget.Deployment, prompt string, maxTokens int64, o ProbeOptions) (answer, error) {
 	getenv := o.Getenv
 	if getenv == nil {
 		getenv = os.Getenv
@@ -63,7 +85,7 @@ func Probe(ctx context.Context, d budget.Deployment, o ProbeOptions) (ProbeResul
 	opts := []option.RequestOption{
 		azure.WithEndpoint(d.Resource(), d.APIVersion),
 		option.WithHTTPClient(httpClient),
-		option.WithMaxRetries(0), // one request: a retry would hide what the first answer said
+		option.WithMaxRetries(0),
 	}
 	if plainHTTP(d.Resource()) {
 		opts = append(opts, azure.WithUnsafeAllowHTTP())
@@ -72,17 +94,17 @@ func Probe(ctx context.Context, d budget.Deployment, o ProbeOptions) (ProbeResul
 	switch {
 	case d.Auth.APIKeyEnv != "":
 		if key = getenv(d.Auth.APIKeyEnv); key == "" {
-			return ProbeResult{}, fmt.Errorf("environment variable %s (auth.api_key_env) is empty or unset", d.Auth.APIKeyEnv)
+			return answer{}, fmt.Errorf("environment variable %s (auth.api_key_env) is empty or unset", d.Auth.APIKeyEnv)
 		}
 		opts = append(opts, azure.WithAPIKey(key))
 	case d.Auth.Entra:
 		cred, err := azidentity.NewDefaultAzureCredential(nil)
 		if err != nil {
-			return ProbeResult{}, fmt.Errorf("no Entra ID credential: %w", err)
+			return answer{}, fmt.Errorf("no Entra ID credential: %w", err)
 		}
 		opts = append(opts, azure.WithTokenCredential(cred))
 	default:
-		return ProbeResult{}, errors.New("no auth: set auth.api_key_env or auth.entra")
+		return answer{}, errors.New("no auth: set auth.api_key_env or auth.entra")
 	}
 	scrub := func(s string) string {
 		if key == "" {
@@ -93,45 +115,59 @@ func Probe(ctx context.Context, d budget.Deployment, o ProbeOptions) (ProbeResul
 
 	p := openai.ChatCompletionNewParams{
 		Model:    d.Deployment,
-		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("ping")},
+		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage(prompt)},
 		N:        openai.Int(1),
 	}
 	if info, err := budget.ModelFamily(d.Model, d.Family); err == nil && info.Family == budget.Reasoning {
-		// Reasoning models refuse max_tokens; one token of
-		// max_completion_tokens is spent thinking, which still answers 200.
-		p.MaxCompletionTokens = openai.Int(1)
+		// Reasoning models refuse max_tokens; a cap of one token is spent
+		// thinking, which still answers 200.
+		p.MaxCompletionTokens = openai.Int(maxTokens)
 		if len(info.Efforts) > 0 {
 			p.ReasoningEffort = shared.ReasoningEffort(info.Efforts[0]) // the table lists the lowest first
 		}
 	} else {
-		p.MaxTokens = openai.Int(1)
+		p.MaxTokens = openai.Int(maxTokens)
 	}
 
+	// The trace's callbacks run on the transport's goroutines. An Entra
+	// token fetched on the same context fires them too; the last
+	// connection and the last first byte are the completion's.
+	var mu sync.Mutex
+	var wrote, first time.Time
+	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+		GotConn:              func(httptrace.GotConnInfo) { mu.Lock(); wrote = time.Now(); mu.Unlock() },
+		GotFirstResponseByte: func() { mu.Lock(); first = time.Now(); mu.Unlock() },
+	})
 	client := openai.NewClient(opts...)
 	start := time.Now()
 	var raw *http.Response
 	res, err := client.Chat.Completions.New(ctx, p, option.WithResponseInto(&raw))
-	r := ProbeResult{Latency: time.Since(start)}
+	a := answer{latency: time.Since(start)}
+	mu.Lock()
+	if !wrote.IsZero() && first.After(wrote) {
+		a.lag = first.Sub(wrote)
+	}
+	mu.Unlock()
 	var apierr *openai.Error
 	switch {
 	case errors.As(err, &apierr):
-		r.Status, r.Code, r.Message = apierr.StatusCode, scrub(apierr.Code), scrub(cut(apierr.Message, 300))
+		a.status, a.code, a.message = apierr.StatusCode, scrub(apierr.Code), scrub(cut(apierr.Message, 300))
 		if apierr.Response != nil {
-			r.Header = rateHeaders(apierr.Response.Header)
+			a.header = rateHeaders(apierr.Response.Header)
 		}
-		return r, nil
+		return a, nil
 	case err != nil && raw != nil:
 		// An answer, but not a chat completion (a proxy's page, say).
-		r.Status, r.Header = raw.StatusCode, rateHeaders(raw.Header)
-		return r, fmt.Errorf("the answer (HTTP %d) is not a chat completion: %s", raw.StatusCode, scrub(err.Error()))
+		a.status, a.header = raw.StatusCode, rateHeaders(raw.Header)
+		return a, fmt.Errorf("the answer (HTTP %d) is not a chat completion: %s", raw.StatusCode, scrub(err.Error()))
 	case err != nil:
-		return r, errors.New(scrub(err.Error()))
+		return a, errors.New(scrub(err.Error()))
 	}
-	r.Model = res.Model
+	a.model, a.usage = res.Model, res.Usage
 	if raw != nil {
-		r.Status, r.Header = raw.StatusCode, rateHeaders(raw.Header)
+		a.status, a.header = raw.StatusCode, rateHeaders(raw.Header)
 	}
-	return r, nil
+	return a, nil
 }
 
 // rateHeaders keeps the rate-limit headers of h: the rest of an answer is
