@@ -87,7 +87,10 @@ func cmpf(a, b float64) float64 {
 	return a
 }
 
-const window = 200 * time.Millisecond
+// window is the tests' token window: long enough that a loaded machine's
+// calls fit in it many times over, since Run refuses a window too short
+// for its calls.
+const window = time.Second
 
 // fresh waits for the start of a window, so that a test counting calls
 // does not see the calibration wait for one.
@@ -251,6 +254,9 @@ func TestCalibrateReadsAgainAfterAFirstCallAcrossABoundary(t *testing.T) {
 		o := options(c)
 		o.Logf = func(format string, args ...any) { logs.WriteString(format) }
 		r := Run(context.Background(), []budget.Deployment{dep}, o)[0]
+		if len(c.windows) < 2 {
+			t.Fatalf("%d calls: %+v; logged %q", len(c.windows), r, logs.String())
+		}
 		if c.windows[0] == c.windows[1] {
 			continue // the sleep overshot the boundary: nothing straddled
 		}
