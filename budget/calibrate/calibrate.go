@@ -403,7 +403,12 @@ func (c *cal) round(ctx context.Context) (measure, error) {
 	// The rest of the round must fit in what is left of this window, with
 	// room for the calls to be slower than the first.
 	rest := 2*Samples + 1
-	per := max(first.a.Latency, first.got.Sub(first.sent), time.Millisecond)
+	// The first call's lag, not its latency: its connection set-up is a
+	// one-off the calls after it do not pay.
+	per := max(first.a.Lag, time.Millisecond)
+	if first.a.Lag <= 0 {
+		per = max(first.a.Latency, first.got.Sub(first.sent), time.Millisecond)
+	}
 	needed := 3*time.Duration(rest)*(per+c.gap) + c.guard()
 	if needed > c.o.Window*8/10 {
 		return measure{}, failf("a call takes %v, so the calibration's %d calls need about %v: more than the %v token window allows", per.Round(time.Millisecond), rest+1, needed.Round(time.Millisecond), c.o.Window)

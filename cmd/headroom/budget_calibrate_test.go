@@ -68,10 +68,10 @@ func TestBudgetCalibrateTellsTheSimulatorsRefundModesApart(t *testing.T) {
 		{azuresim.Hold, false, "hold"},
 		{azuresim.Refund, true, "refund"},
 	} {
-		url := calibrateSim(t, azuresim.Config{Window: 2 * time.Second, Refund: c.refund, Deployments: []azuresim.Deployment{
+		url := calibrateSim(t, azuresim.Config{Window: 10 * time.Second, Refund: c.refund, Deployments: []azuresim.Deployment{
 			{Name: "gpt4o", Model: "gpt-4o", ModelVersion: "2024-11-20", TPM: 120_000},
 		}})
-		cfg := calibrateConfig(t, "2s", url, "gpt4o")
+		cfg := calibrateConfig(t, "10s", url, "gpt4o")
 		start := time.Now()
 		code, out, errs := runArgs(t, "budget", "calibrate", "--config", cfg, "--json")
 		if code != exitOK {
@@ -134,8 +134,8 @@ func TestBudgetCalibrateMeasuresTheServersRules(t *testing.T) {
 		for _, refund := range []azuresim.RefundPolicy{azuresim.Hold, azuresim.Refund} {
 			d := c.d
 			d.Name, d.Model, d.ModelVersion, d.TPM = "gpt4o", "gpt-4o", "2024-11-20", 120_000
-			url := calibrateSim(t, azuresim.Config{Window: 2 * time.Second, Refund: refund, Seed: 7, Deployments: []azuresim.Deployment{d}})
-			code, out, errs := runArgs(t, "budget", "calibrate", "--config", calibrateConfig(t, "2s", url, "gpt4o"), "--json")
+			url := calibrateSim(t, azuresim.Config{Window: 10 * time.Second, Refund: refund, Seed: 7, Deployments: []azuresim.Deployment{d}})
+			code, out, errs := runArgs(t, "budget", "calibrate", "--config", calibrateConfig(t, "10s", url, "gpt4o"), "--json")
 			var rs []calibrated
 			if err := json.Unmarshal([]byte(out), &rs); code != exitOK || err != nil || len(rs) != 1 {
 				t.Errorf("%s, --refund %s: exit %d, %v\n%s\n%s", c.name, refund, code, err, out, errs)
@@ -164,11 +164,11 @@ func TestBudgetCalibrateMeasuresTheServersRules(t *testing.T) {
 func TestBudgetCalibrateExitCodes(t *testing.T) {
 	t.Setenv("CALIBRATE_KEY", calibrateKey)
 	t.Setenv("HEADROOM_CONFIG", "")
-	url := calibrateSim(t, azuresim.Config{Window: 2 * time.Second, Deployments: []azuresim.Deployment{
+	url := calibrateSim(t, azuresim.Config{Window: 10 * time.Second, Deployments: []azuresim.Deployment{
 		{Name: "a", Model: "gpt-4o", ModelVersion: "2024-11-20", TPM: 120_000},
 		{Name: "b", Model: "gpt-4o", ModelVersion: "2024-11-20", TPM: 120_000},
 	}})
-	two := calibrateConfig(t, "2s", url, "a", "b")
+	two := calibrateConfig(t, "10s", url, "a", "b")
 
 	// An endpoint that answers chat completions without rate-limit
 	// headers, as a gateway that strips them would.
@@ -188,8 +188,8 @@ func TestBudgetCalibrateExitCodes(t *testing.T) {
 	}{
 		{[]string{"--config", two, "--deployment", "b", "--json"}, calibrateKey, exitOK, `"deployment": "b"`},
 		{[]string{"--config", two, "--deployment", "c"}, calibrateKey, exitUsage, `--deployment "c": ` + two + ` has no such deployment (have: a, b)`},
-		{[]string{"--config", calibrateConfig(t, "2s", bare.URL, "bare")}, calibrateKey, exitFailed, "no x-ratelimit-remaining-tokens"},
-		{[]string{"--config", calibrateConfig(t, "2s", closed.URL, "gone"), "--json"}, calibrateKey, exitFailed, `"error": "could not be called: `},
+		{[]string{"--config", calibrateConfig(t, "10s", bare.URL, "bare")}, calibrateKey, exitFailed, "no x-ratelimit-remaining-tokens"},
+		{[]string{"--config", calibrateConfig(t, "10s", closed.URL, "gone"), "--json"}, calibrateKey, exitFailed, `"error": "could not be called: `},
 		{[]string{"--config", two, "--deployment", "a"}, "wrong-key-123456", exitFailed, "answered HTTP 401"},
 		{[]string{"--config", two, "--deployment", "a"}, "", exitFailed, "CALIBRATE_KEY (auth.api_key_env)"},
 		{nil, calibrateKey, exitUsage, "no config: pass --config FILE"},
