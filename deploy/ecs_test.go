@@ -251,6 +251,10 @@ func TestECSTaskDefinition(t *testing.T) {
 	if _, out := runArgs(t, c.Command); out != "/out" {
 		t.Errorf("--out %q: want /out", out)
 	}
+	// The metrics go to the log as EMF lines, for CloudWatch to pick up.
+	if i := slices.Index(c.Command, "--emf"); i < 0 || i+1 >= len(c.Command) || c.Command[i+1] != "-" {
+		t.Errorf("command %q: want --emf - (metrics on stdout, into awslogs)", c.Command)
+	}
 	if !aws.ToBool(c.ReadonlyRootFilesystem) {
 		t.Errorf("readonlyRootFilesystem is not true")
 	}
@@ -345,7 +349,7 @@ func TestECSTaskDefinition(t *testing.T) {
 		}
 	}
 
-	// Logs, the result JSON among them, go to CloudWatch.
+	// Logs, the EMF metrics and the result JSON among them, go to CloudWatch.
 	lc := c.LogConfiguration
 	if lc == nil {
 		t.Fatalf("no logConfiguration")
