@@ -6,12 +6,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"strings"
 
 	"github.com/headroom-agent/headroom/budget"
 	"github.com/headroom-agent/headroom/budget/calibrate"
-	"github.com/headroom-agent/headroom/config"
 	"github.com/headroom-agent/headroom/llm"
 )
 
@@ -39,21 +37,8 @@ func budgetCalibrate(ctx context.Context, args []string, stdout, stderr io.Write
 		fprintf(stderr, "headroom budget calibrate: --timeout %v: use a duration above zero, such as 20s\n", *timeout)
 		return exitUsage
 	}
-	file := *configFile
-	if file == "" {
-		file = os.Getenv(config.Env)
-	}
-	if file == "" {
-		fprintf(stderr, "headroom budget calibrate: no config: pass --config FILE or set $%s\n", config.Env)
-		return exitUsage
-	}
-	f, _, err := config.Load(file)
-	if err != nil {
-		fprintf(stderr, "headroom budget calibrate: %v\n", err)
-		return exitUsage
-	}
-	if f.TypesOnly() {
-		fprintf(stderr, "headroom budget calibrate: %s has no deployments to calibrate\n", file)
+	f, file, ok := fleetConfig("budget calibrate", *configFile, stderr)
+	if !ok {
 		return exitUsage
 	}
 	ds := f.Budget.Deployments

@@ -4,13 +4,11 @@ import (
 	"context"
 	"errors"
 	"io"
-	"os"
 	"time"
 
 	"github.com/gdamore/tcell/v2"
 	"github.com/headroom-agent/headroom/budget"
 	"github.com/headroom-agent/headroom/budget/top"
-	"github.com/headroom-agent/headroom/config"
 )
 
 // budgetTop shows the shared store live, per deployment: what the whole
@@ -37,24 +35,8 @@ func budgetTop(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fprintf(stderr, "headroom budget top: --width %d: use 1 column or more\n", *width)
 		return exitUsage
 	}
-	file := *configFile
-	if file == "" {
-		file = os.Getenv(config.Env)
-	}
-	if file == "" {
-		fprintf(stderr, "headroom budget top: no config: name the fleet's with --config FILE or $%s (its deployments, and the Redis they share)\n", config.Env)
-		return exitUsage
-	}
-	f, warnings, err := config.Load(file)
-	if err != nil {
-		fprintf(stderr, "headroom budget top: %v\n", err)
-		return exitUsage
-	}
-	for _, w := range warnings {
-		fprintf(stderr, "headroom budget top: warning: %s\n", w)
-	}
-	if f.TypesOnly() {
-		fprintf(stderr, "headroom budget top: %s has no deployments: there is no budget to show\n", file)
+	f, file, ok := fleetConfig("budget top", *configFile, stderr)
+	if !ok {
 		return exitUsage
 	}
 	cfg := &f.Budget

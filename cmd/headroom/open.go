@@ -73,3 +73,30 @@ func openCaller(ctx context.Context, file string, o llm.Options, stderr io.Write
 	}
 	return c, exitOK
 }
+
+// fleetConfig loads the config a budget command reads (the flag's, else
+// $HEADROOM_CONFIG): one with deployments, since the command looks at
+// them, and the file's name. It prints the warnings; on failure it has
+// said why, and the caller exits 2.
+func fleetConfig(command, file string, stderr io.Writer) (_ *config.File, name string, ok bool) {
+	if file == "" {
+		file = os.Getenv(config.Env)
+	}
+	if file == "" {
+		fprintf(stderr, "headroom %s: no config: pass --config FILE or set $%s (the fleet's deployments, and the Redis they share)\n", command, config.Env)
+		return nil, "", false
+	}
+	f, warnings, err := config.Load(file)
+	if err != nil {
+		fprintf(stderr, "headroom %s: %v\n", command, err)
+		return nil, file, false
+	}
+	for _, w := range warnings {
+		fprintf(stderr, "headroom %s: warning: %s\n", command, w)
+	}
+	if f.TypesOnly() {
+		fprintf(stderr, "headroom %s: %s has no deployments\n", command, file)
+		return nil, file, false
+	}
+	return f, file, true
+}
