@@ -174,16 +174,10 @@ func writePlot(path string, write func(io.Writer) error) error {
 // outside the processes that spend it: the fleet as the store sees it.
 func watchStore(ctx context.Context, file string, mf *metricsFlags, stdout, stderr io.Writer) func() {
 	f, _, err := config.Load(file)
-	if err == nil {
-		_, err = f.Budget.Validate()
-	}
-	var store budget.Store
-	if err == nil {
-		store, err = budget.OpenStore(ctx, &f.Budget)
-	}
 	var router *budget.Router
+	closeStore := func() error { return nil }
 	if err == nil {
-		router, err = budget.NewRouter(store, &f.Budget, budget.RouterOptions{})
+		router, closeStore, err = storeRouter(ctx, &f.Budget)
 	}
 	var stop func()
 	if err == nil {
@@ -194,13 +188,11 @@ func watchStore(ctx context.Context, file string, mf *metricsFlags, stdout, stde
 	}
 	if err != nil {
 		fprintf(stderr, "headroom bench agents: metrics: %v\n", err)
-		if store != nil {
-			store.Close()
-		}
+		closeStore()
 		return func() {}
 	}
 	return func() {
 		stop()
-		store.Close()
+		closeStore()
 	}
 }

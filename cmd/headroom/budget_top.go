@@ -39,27 +39,18 @@ func budgetTop(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if !ok {
 		return exitUsage
 	}
-	cfg := &f.Budget
-	if _, err := cfg.Validate(); err != nil {
-		fprintf(stderr, "headroom budget top: %s: %v\n", file, err)
-		return exitUsage
-	}
+	cfg := &f.Budget // validated by the load
 	note := ""
 	if addr, err := cfg.RedisURL(); err == nil && addr == "" {
 		note = "This config names no Redis (redis: or redis_env:): the store is this process's own, and no agent writes to it."
 		fprintf(stderr, "headroom budget top: the config names no Redis (redis: or redis_env:), so the store is this process's own: no agent writes to it, and the view stays empty\n")
 	}
-	store, err := budget.OpenStore(ctx, cfg)
+	router, closeStore, err := storeRouter(ctx, cfg)
 	if code := topStoreError(err, exitUsage, stderr); code != exitOK {
 		return code
 	}
-	defer store.Close()
-	router, err := budget.NewRouter(store, cfg, budget.RouterOptions{})
-	if err != nil {
-		fprintf(stderr, "headroom budget top: %v\n", err)
-		return exitUsage
-	}
-	o := top.Options{Name: file, Note: note, Window: store.Window()}
+	defer closeStore()
+	o := top.Options{Name: file, Note: note, Window: cfg.Window}
 
 	if *once {
 		d, err := router.Dashboard(ctx)

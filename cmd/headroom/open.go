@@ -100,3 +100,19 @@ func fleetConfig(command, file string, stderr io.Writer) (_ *config.File, name s
 	}
 	return f, file, true
 }
+
+// storeRouter opens the store a validated config names and a router over
+// its deployments, for reading the fleet's dashboard from outside the
+// processes that spend it; close closes the store.
+func storeRouter(ctx context.Context, cfg *budget.Config) (_ *budget.Router, close func() error, _ error) {
+	store, err := budget.OpenStore(ctx, cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	router, err := budget.NewRouter(store, cfg, budget.RouterOptions{})
+	if err != nil {
+		store.Close()
+		return nil, nil, err
+	}
+	return router, store.Close, nil
+}
