@@ -45,9 +45,39 @@ type Config struct {
 	// cache, stored Responses items) while that deployment's headroom
 	// fraction is at least this. In [0, 1]; nil means
 	// DefaultAffinityThreshold, new(0.0) always keeps affinity.
-	AffinityThreshold *float64     `yaml:"affinity_threshold"`
-	Deployments       []Deployment `yaml:"deployments"`
+	AffinityThreshold *float64 `yaml:"affinity_threshold"`
+	// RedisPrefix namespaces the budget's keys in Redis (default hr), so
+	// fleets with separate budgets can share one Redis.
+	RedisPrefix string `yaml:"redis_prefix"`
+	// Calibration is how each deployment's model is learned from Azure's
+	// headers; the zero value learns.
+	Calibration CalibrationSettings `yaml:"calibration"`
+	Deployments []Deployment        `yaml:"deployments"`
 }
+
+// CalibrationSettings tune the learned model (see Calibration).
+type CalibrationSettings struct {
+	// Learn, when false, keeps the model as configured: the margin, and
+	// a fixed 5 ms pacing allowance per request. nil means true.
+	Learn *bool `yaml:"learn"`
+	// SafetyFloor is the least share of each limit kept back once the
+	// estimate has proved right; 0 means DefaultSafetyFloor. At most
+	// 1 − margin, the share kept back before anything is learned.
+	SafetyFloor float64 `yaml:"safety_floor"`
+	// ColdLag is the pacing allowance before any lag is measured; 0 means
+	// DefaultColdLag.
+	ColdLag time.Duration `yaml:"cold_lag"`
+}
+
+func (c *Config) windowOr() time.Duration {
+	if c.Window > 0 {
+		return c.Window
+	}
+	return DefaultWindow
+}
+
+// Learns reports whether the model is learned.
+func (s CalibrationSettings) Learns() bool { return s.Learn == nil || *s.Learn }
 
 // Defaults filled in by Validate.
 const (
@@ -257,6 +287,15 @@ func (c *Config) check(bad errorf, warn warnf) ([]Warning, error) {
 	}
 	if !(c.Margin > 0 && c.Margin <= 1) {
 		return nil, bad("margin", "%v is not a share of the limit: use a number above 0 and at most 1, such as 0.85", c.Margin)
+	}
+	if f := c.Calibration.SafetyFloor; f < 0 || f > 1-c.Margin+1e-9 {
+		return nil, bad("calibration.safety_floor", "%v is not a share of the limit at most 1 − margin (%.2f): the floor is the least kept back, and the margin's %.2f is kept back before anything is learned", f, 1-c.Margin, 1-c.Margin)
+	}
+	if c.Calibration.ColdLag < 0 || c.Calibration.ColdLag > c.windowOr()/60 {
+		return nil, bad("calibration.cold_lag", "%v: use a duration from 0 to the 1 s request window (%v)", c.Calibration.ColdLag, c.windowOr()/60)
+	}
+	if p := c.RedisPrefix; p != "" && strings.ContainsAny(p, "{}:* \t\n") {
+		return nil, bad("redis_prefix", "%q: use letters, digits, - or _ (braces, colons, spaces and * have meanings in Redis keys and patterns)", p)
 	}
 	switch c.Refund {
 	case "":

@@ -51,6 +51,24 @@ type DeploymentView struct {
 	FleetRateLimited map[Cause]int64
 	// Answered is the calls this process had answered by it.
 	Answered int64
+	// Model is what the fleet has learned of the deployment's counter, as
+	// the store holds it; nil when the router keeps its model fixed or the
+	// store keeps no calibration.
+	Model *ModelView
+}
+
+// ModelView is the model a deployment's calls are admitted under.
+type ModelView struct {
+	// Ratio is what Azure is seen to charge ÷ what we reserve (1 until
+	// learned; Learned says whether it was).
+	Ratio   float64
+	Learned bool
+	// Safety is the share of the limit kept back, and Margin the share of
+	// the limit, as we count it, reservations may use.
+	Safety, Margin float64
+	// Pacing is the allowance for admission-to-arrival lag request pacing
+	// adds to each window: Lag measured, Extra taught by 429s.
+	Pacing, Lag, Extra time.Duration
 }
 
 // Dashboard reads the store for every deployment the router routes over.
@@ -80,6 +98,12 @@ func (r *Router) Dashboard(ctx context.Context) (Dashboard, error) {
 			out.Agents = n.Agents
 		}
 	}
+	var cals []Calibration
+	if c, ok := r.store.(Calibrator); ok && !r.opts.Fixed {
+		if got, err := c.Calibrations(ctx, quotas...); err == nil {
+			cals = got
+		}
+	}
 	lo, hi := 1.0, 0.0
 	for i, d := range ds {
 		u := us[i]
@@ -107,6 +131,12 @@ func (r *Router) Dashboard(ctx context.Context) (Dashboard, error) {
 		}
 		if count != nil {
 			v.FleetRateLimited = count.RateLimited[d.QuotaKey]
+		}
+		if cals != nil {
+			p := r.policy().defaults()
+			c := cals[i]
+			v.Model = &ModelView{Ratio: c.ratio(), Learned: c.Ratio > 0, Safety: c.safety(p), Margin: min(MaxMargin, c.Margin(p)),
+				Pacing: c.Allowance(p), Lag: c.lag(p), Extra: c.Extra}
 		}
 		if !seenQuota(out.Deployments, d.QuotaKey) {
 			out.ReservedTokens += u.Reserved

@@ -19,7 +19,15 @@ type Outcome struct {
 	Header http.Header
 	// UsedTokens is what the answer's usage says (prompt + completion).
 	UsedTokens int64
-	Err        error
+	// Wrote is when the request was written to the connection, when the
+	// sender knows it: calibration measures the lag from admission to it.
+	Wrote time.Time
+	// Late says the sender did not send because the lease's SendBy had
+	// passed before the request could leave (Sent is false); At is when
+	// it gave up.
+	Late   bool
+	LateAt time.Time
+	Err    error
 }
 
 // OK reports a 2xx answer.
@@ -52,9 +60,15 @@ func (l *Lease) Done(ctx context.Context, o Outcome) Cause {
 		return ""
 	}
 	l.ended = true
-	r, d, st := l.router, l.Deployment, l.router.store
 	now := time.Now()
 	fb := ParseFeedback(o.Header, now)
+	cause := l.done(ctx, o, fb, now)
+	l.router.observe(ctx, l, o, fb, cause)
+	return cause
+}
+
+func (l *Lease) done(ctx context.Context, o Outcome, fb Feedback, now time.Time) Cause {
+	r, d, st := l.router, l.Deployment, l.router.store
 	r.feedback(ctx, l, fb)
 	switch {
 	case !o.Sent:
@@ -111,14 +125,42 @@ func (r *Router) feedback(ctx context.Context, l *Lease, fb Feedback) {
 	}
 	// Azure may know of use we did not see (other clients of the
 	// deployment); take its word when it says more is used than we hold.
+	// What we hold is counted at the ratio Azure is seen to charge it at,
+	// so charging more than we estimate is not taken for other clients.
 	var tokens, requests int64
 	if fb.RemainingTokens >= 0 {
-		ours := l.Reservation.Tokens
-		if l.seen.Window == l.Reservation.Window {
-			ours += l.seen.Reserved
+		ours, absorbed := l.Reservation.Held, l.Reservation.Absorbed
+		if ours == 0 {
+			// A store that does not say what it held: what it held when
+			// the call was chosen, and this call.
+			ours = l.Reservation.Tokens
+			if l.seen.Window == l.Reservation.Window {
+				ours += l.seen.Reserved
+			}
 		}
-		if used := limit - fb.RemainingTokens; used > ours+limit/50 {
-			tokens = used - ours
+		ratio, sliding := 1.0, false
+		if !r.opts.Fixed {
+			cal := l.route.calibration()
+			ratio, sliding = cal.ratio(), cal.Sliding
+		}
+		// Azure counts our own at the ratio, and others' use as it is; a
+		// sliding window still counts part of the last window's.
+		var carried int64
+		seen := func() float64 { return ratio*float64(ours-absorbed+carried) + float64(absorbed) }
+		used := float64(limit - fb.RemainingTokens)
+		if used > seen()+float64(limit/50) {
+			// Calls admitted after this one may have reached Azure before
+			// it: look again at what the window holds now, which counts
+			// every call admitted before this one's answer came back.
+			if us, err := r.store.Usage(ctx, d.QuotaKey); err == nil && len(us) == 1 && us[0].Window == l.Reservation.Window {
+				ours, absorbed = us[0].Reserved, us[0].Absorbed
+				if sliding {
+					carried = us[0].Carried
+				}
+			}
+			if used > seen()+float64(limit/50) {
+				tokens = int64(used - seen())
+			}
 		}
 	}
 	if fb.RemainingRequests >= 0 && fb.LimitRequests > 0 {
@@ -131,6 +173,10 @@ func (r *Router) feedback(ctx context.Context, l *Lease, fb Feedback) {
 		r.Metrics.add(func(m *MetricsSnapshot) { m.AbsorbedTokens += tokens })
 	}
 }
+
+// maxLate bounds how often one call may be reserved again because it was
+// not sent by its lease's SendBy.
+const maxLate = 8
 
 // CallError is a call that failed after the attempts it was allowed.
 type CallError struct {
@@ -170,7 +216,7 @@ func (r *Router) Do(ctx context.Context, c Call, send func(context.Context, *Lea
 	var last Outcome
 	var lastLease *Lease
 	var cause Cause
-	attempts, made := len(routes)+*r.opts.ExtraWaits, 0
+	attempts, made, late := len(routes)+*r.opts.ExtraWaits, 0, 0
 	for a := 0; a < attempts; a++ {
 		exclude := tried
 		if len(tried) >= len(routes) {
@@ -185,6 +231,13 @@ func (r *Router) Do(ctx context.Context, c Call, send func(context.Context, *Lea
 			r.Metrics.add(func(m *MetricsSnapshot) { m.Retries++ })
 		}
 		o := send(ctx, l)
+		if o.Late && late < maxLate {
+			// Not sent: reserve again, without spending an attempt.
+			late++
+			a--
+			l.Done(ctx, o)
+			continue
+		}
 		made++
 		cause = l.Done(ctx, o)
 		if o.OK() {

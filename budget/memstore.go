@@ -21,6 +21,7 @@ type MemStore struct {
 
 	agents map[string]time.Time           // alive until
 	r429   map[string]map[int64]*[4]int64 // by deployment, then window index
+	cal    map[string]Calibration
 }
 
 // MemOptions configure a MemStore. The zero value works.
@@ -47,6 +48,7 @@ type memDeployment struct {
 type tokenWindow struct {
 	index                   int64
 	reserved, settled, used int64
+	absorbed                int64 // the part of reserved that Absorb added
 }
 
 type memReservation struct {
@@ -129,6 +131,11 @@ func (s *MemStore) Reserve(ctx context.Context, id, deployment string, cost Cost
 		return Reservation{}, err
 	}
 	d.tok.reserved += cost.Tokens
+	var carried int64
+	if d.prev.index == d.tok.index-1 {
+		wt := s.opts.Window.Milliseconds()
+		carried = d.prev.reserved * ((d.tok.index+1)*wt - now.UnixMilli()) / wt
+	}
 	d.c1 += cost.requests()
 	d.c10 += cost.requests()
 	if sp := lim.SpacingMS(); sp > 0 {
@@ -136,7 +143,7 @@ func (s *MemStore) Reserve(ctx context.Context, id, deployment string, cost Cost
 	}
 	r := Reservation{
 		ID: id, Deployment: deployment, Tokens: cost.Tokens, Requests: cost.requests(),
-		Window: d.tok.index, Window1s: d.w1, Window10s: d.w10, At: now,
+		Window: d.tok.index, Window1s: d.w1, Window10s: d.w10, At: now, Held: d.tok.reserved, Absorbed: d.tok.absorbed, Carried: carried,
 	}
 	s.res[key] = &memReservation{r: r, expires: now.Add(2 * s.opts.Window)}
 	return r, nil
@@ -159,8 +166,19 @@ func refuse(name string, d *memDeployment, cost Cost, lim Limits, now time.Time,
 	if cost.Tokens > capTokens {
 		return &Refusal{Deployment: name, Limit: LimitTokens, Wait: time.Duration((d.tok.index+1)*wt-ms) * time.Millisecond, TooLarge: true}
 	}
-	if d.tok.reserved+cost.Tokens > capTokens {
-		consider(LimitTokens, (d.tok.index+1)*wt-ms)
+	held, carried, prev := d.tok.reserved, int64(0), int64(0)
+	if lim.Sliding && d.prev.index == d.tok.index-1 {
+		prev = d.prev.reserved
+		carried = prev * ((d.tok.index+1)*wt - ms) / wt
+		held += carried
+	}
+	if held+cost.Tokens > capTokens {
+		at := (d.tok.index+1)*wt - ms
+		if lim.Sliding && d.tok.reserved+cost.Tokens <= capTokens && prev > 0 {
+			// Room frees as the carried part ages out.
+			at = max(1, (held+cost.Tokens-capTokens)*wt/prev+1)
+		}
+		consider(LimitTokens, at)
 	}
 	if d.c1+cost.requests() > lim.PerSecond() {
 		consider(LimitRequests1s, (d.w1+1)*w1-ms)
@@ -230,6 +248,7 @@ func (s *MemStore) Absorb(ctx context.Context, deployment string, tokens, reques
 	defer s.mu.Unlock()
 	d := s.dep(deployment, now)
 	d.tok.reserved += tokens
+	d.tok.absorbed += tokens
 	d.c1 += requests
 	d.c10 += requests
 	return nil
@@ -271,7 +290,11 @@ func (s *MemStore) Usage(ctx context.Context, deployments ...string) ([]Usage, e
 		if _, ok := s.deps[name]; ok {
 			d := s.dep(name, now)
 			u.Window = d.tok.index
-			u.Reserved, u.Settled, u.Used = d.tok.reserved, d.tok.settled, d.tok.used
+			u.Reserved, u.Settled, u.Used, u.Absorbed = d.tok.reserved, d.tok.settled, d.tok.used, d.tok.absorbed
+			if d.prev.index == d.tok.index-1 {
+				wt := s.opts.Window.Milliseconds()
+				u.Carried = d.prev.reserved * ((d.tok.index+1)*wt - now.UnixMilli()) / wt
+			}
 			u.Requests1s, u.Requests10s = d.c1, d.c10
 			u.EffectiveLimit = d.eff
 			if d.open.After(now) {
@@ -414,4 +437,30 @@ func (s *MemStore) Count(ctx context.Context, deployments ...string) (Count, err
 		c.RateLimited[d] = m
 	}
 	return c, nil
+}
+
+var _ Calibrator = (*MemStore)(nil)
+
+func (s *MemStore) UpdateCalibration(ctx context.Context, deployment string, f func(Calibration) Calibration) (Calibration, error) {
+	if deployment == "" {
+		return Calibration{}, errors.New("budget: a calibration needs its deployment")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cal == nil {
+		s.cal = map[string]Calibration{}
+	}
+	c := f(s.cal[deployment])
+	s.cal[deployment] = c
+	return c, nil
+}
+
+func (s *MemStore) Calibrations(ctx context.Context, deployments ...string) ([]Calibration, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Calibration, len(deployments))
+	for i, d := range deployments {
+		out[i] = s.cal[d]
+	}
+	return out, nil
 }

@@ -20,6 +20,7 @@ type StoreDriver func(ctx context.Context, url string, o StoreOptions) (Store, e
 type StoreOptions struct {
 	Window time.Duration // the token window; default DefaultWindow
 	Policy Policy        // what happens to an estimate's unused part; default Hold
+	Prefix string        // namespaces the store's keys; default the driver's
 }
 
 var drivers struct {
@@ -46,7 +47,7 @@ func RegisterStore(scheme string, d StoreDriver) {
 // at, through the driver registered for its scheme, or the in-memory one
 // (one process) when it names none.
 func OpenStore(ctx context.Context, cfg *Config) (Store, error) {
-	o := StoreOptions{Window: cfg.Window, Policy: cfg.Refund}
+	o := StoreOptions{Window: cfg.Window, Policy: cfg.Refund, Prefix: cfg.RedisPrefix}
 	addr, err := cfg.RedisURL()
 	if err != nil {
 		return nil, err

@@ -60,11 +60,20 @@ var (
 
 // RouterOptions tune a Router; the zero value works.
 type RouterOptions struct {
-	// RequestSlack (default 0.01) and RequestJitter (default 5ms) stretch
-	// the spacing between admissions on a deployment beyond its request
-	// rate, for the variation in time from reserving a call to its arrival
-	// at the server. Request counts are exact, so they need no margin
-	// otherwise. A negative RequestJitter means none.
+	// Fixed keeps the model as configured: the config's margin, and
+	// admissions spaced at the request rate stretched by RequestSlack and
+	// RequestJitter. Otherwise (the default, on a store that is a
+	// Calibrator) the margin and the pacing allowance are learned from
+	// Azure's headers and shared through the store; see Calibration.
+	Fixed bool
+	// Calibration tunes the learning; the zero value works.
+	Calibration CalibrationPolicy
+	// RequestSlack (default 0.01) stretches the spacing between
+	// admissions on a deployment beyond its request rate. RequestJitter
+	// (default 5ms) is the fixed model's allowance for the variation in
+	// time from reserving a call to its arrival at the server, added to
+	// every interval; a negative one means none. The learned model
+	// measures that variation instead.
 	RequestSlack  float64
 	RequestJitter time.Duration
 	// ExtraWaits is how many more attempts a call may make, waiting for a
@@ -96,9 +105,10 @@ type Router struct {
 // route is one deployment as the router sees it.
 type route struct {
 	d          *Deployment
-	lim        Limits // interactive
+	lim        Limits // interactive, as configured
 	background Limits // with the interactive floor kept back
 	br         *breaker
+	learn      learner
 }
 
 // NewRouter routes over cfg's deployments, counting in store. cfg must have
@@ -115,6 +125,9 @@ func NewRouter(store Store, cfg *Config, opts RouterOptions) (*Router, error) {
 		opts.RequestJitter = 5 * time.Millisecond
 	case opts.RequestJitter < 0:
 		opts.RequestJitter = 0
+	}
+	if !cfg.Calibration.Learns() {
+		opts.Fixed = true
 	}
 	if opts.ExtraWaits == nil {
 		opts.ExtraWaits = new(DefaultExtraWaits)
@@ -141,11 +154,28 @@ func NewRouter(store Store, cfg *Config, opts RouterOptions) (*Router, error) {
 	return r, nil
 }
 
-func (rt *route) limits(c Class) Limits {
+// limits are the limits a call of class c is admitted under: as
+// configured for the fixed model, or with the learned margin and pacing.
+func (r *Router) limits(rt *route, c Class) Limits {
+	lim := rt.lim
 	if c == Background {
-		return rt.background
+		lim = rt.background
 	}
-	return rt.lim
+	if r.opts.Fixed {
+		return lim
+	}
+	if _, ok := r.store.(Calibrator); !ok {
+		return lim
+	}
+	p := r.policy()
+	cal := rt.calibration()
+	lim.Margin = min(MaxMargin, cal.Margin(p))
+	if c == Background {
+		lim.Margin *= 1 - *r.cfg.InteractiveFloor
+	}
+	lim.Spacing = lim.PacedSpacing(r.store.Window(), r.opts.RequestSlack, cal.Allowance(p))
+	lim.Sliding = cal.Sliding
+	return lim
 }
 
 // headroom is the fraction of a deployment's allowance still free this
@@ -157,7 +187,11 @@ func headroom(u Usage, lim Limits) float64 {
 	if capTokens <= 0 {
 		return 0
 	}
-	f := float64(capTokens-u.Reserved) / float64(capTokens)
+	held := u.Reserved
+	if lim.Sliding {
+		held += u.Carried
+	}
+	f := float64(capTokens-held) / float64(capTokens)
 	f = min(f, float64(lim.PerSecond()-u.Requests1s)/float64(lim.PerSecond()))
 	f = min(f, float64(lim.PerTenSeconds()-u.Requests10s)/float64(lim.PerTenSeconds()))
 	return max(0, f)
@@ -177,7 +211,62 @@ type Lease struct {
 	seen   Usage // the deployment's state when it was chosen
 	probe  bool  // this call is the breaker's half-open probe
 	ended  bool
+	// admitted is when the reservation was asked for, on this process's
+	// clock: the start of the lag the pacing allows for. The store admits
+	// it somewhere in its round trip, which may queue behind others'.
+	// sendBy is the latest the call may leave (see SendBy).
+	admitted, sendBy time.Time
 }
+
+// reserve asks the store for c's reservation on rt, once more with the
+// same id when the store did not answer (a timeout on a loaded machine):
+// the id makes the second ask charge nothing if the first was admitted.
+func (r *Router) reserve(ctx context.Context, rt *route, c Call) (res Reservation, err error) {
+	id := NewID()
+	err = persist(ctx, func() error {
+		res, err = r.store.Reserve(ctx, id, rt.d.QuotaKey, Cost{Tokens: c.Tokens}, r.limits(rt, c.Class))
+		return err
+	})
+	return res, err
+}
+
+// storeTries is how often the router asks a store that did not answer
+// before it fails the call, waiting 50, 100 and 200 ms between: a store
+// on a loaded machine answers late, and a store that is down fails the
+// call within about a second more.
+const storeTries = 4
+
+// persist runs f until it succeeds, is refused, or has failed storeTries
+// times; a refusal is an answer, not a failure.
+func persist(ctx context.Context, f func() error) error {
+	var err error
+	for try := range storeTries {
+		if try > 0 {
+			t := time.NewTimer(time.Duration(25<<try) * time.Millisecond)
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				t.Stop()
+				return err
+			}
+		}
+		err = f()
+		var ref *Refusal
+		if err == nil || errors.As(err, &ref) || ctx.Err() != nil {
+			return err
+		}
+	}
+	return err
+}
+
+// SendBy is the latest the call may leave this process on this lease;
+// zero when there is no such bound. Admissions are paced on the
+// assumption that a call reaches the server within the measured lag of
+// its admission; a call that would leave later (its process was not
+// scheduled, its connection was slow to come) should not be sent:
+// report Outcome.Late, and Router.Do reserves it again, which also
+// teaches the fleet the longer lag.
+func (l *Lease) SendBy() time.Time { return l.sendBy }
 
 // candidate is a route scored for one call.
 type candidate struct {
@@ -205,6 +294,7 @@ func (r *Router) Acquire(ctx context.Context, c Call, exclude ...string) (*Lease
 	}
 	defer leave()
 	for {
+		r.refresh(ctx, routes)
 		cands, err := r.score(ctx, c, routes, exclude)
 		if err != nil {
 			return nil, err
@@ -216,11 +306,17 @@ func (r *Router) Acquire(ctx context.Context, c Call, exclude ...string) (*Lease
 			if !cd.rt.br.allow(time.Now()) {
 				continue
 			}
-			res, err := r.store.Reserve(ctx, "", cd.rt.d.QuotaKey, Cost{Tokens: c.Tokens}, cd.rt.limits(c.Class))
+			asked := time.Now()
+			res, err := r.reserve(ctx, cd.rt, c)
 			var ref *Refusal
 			switch {
 			case err == nil:
-				l := &Lease{Deployment: cd.rt.d, Reservation: res, Headroom: cd.frac, router: r, route: cd.rt, call: c, seen: cd.u}
+				l := &Lease{Deployment: cd.rt.d, Reservation: res, Headroom: cd.frac, router: r, route: cd.rt, call: c, seen: cd.u, admitted: asked}
+				if !r.opts.Fixed {
+					if _, ok := r.store.(Calibrator); ok {
+						l.sendBy = asked.Add(cd.rt.calibration().lag(r.policy().defaults()))
+					}
+				}
 				l.probe = cd.rt.br.startProbe()
 				if c.Session != "" {
 					r.remember(c.Session, cd.rt)
@@ -256,7 +352,7 @@ func (r *Router) Acquire(ctx context.Context, c Call, exclude ...string) (*Lease
 			return nil, fmt.Errorf("%w (%s call, next room in %v)", ErrShed, c.Class, wait.Round(time.Millisecond))
 		}
 		r.Metrics.add(func(m *MetricsSnapshot) { m.Waits++ })
-		t := time.NewTimer(wait)
+		t := time.NewTimer(wait + r.jitter(wait))
 		select {
 		case <-t.C:
 		case <-ctx.Done():
@@ -313,7 +409,11 @@ func (r *Router) score(ctx context.Context, c Call, routes []*route, exclude []s
 			keys = append(keys, rt.d.QuotaKey)
 		}
 	}
-	us, err := r.store.Usage(ctx, keys...)
+	var us []Usage
+	err := persist(ctx, func() (err error) {
+		us, err = r.store.Usage(ctx, keys...)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -327,7 +427,7 @@ func (r *Router) score(ctx context.Context, c Call, routes []*route, exclude []s
 			continue
 		}
 		u := byKey[rt.d.QuotaKey]
-		f := headroom(u, rt.limits(c.Class))
+		f := headroom(u, r.limits(rt, c.Class))
 		if u.OpenUntil.After(u.Now) {
 			f = -1 // open elsewhere in the fleet: last resort only
 		}
@@ -373,6 +473,19 @@ func (r *Router) order(c Call, cands []candidate) (_ []candidate, sticky bool) {
 		}
 	}
 	return cands, false
+}
+
+// jitter spreads the callers that all wait for one moment (the next
+// admission slot, a window's start) over a quarter of the wait, so they do
+// not all ask the store at that instant: one of them gets the slot either
+// way.
+func (r *Router) jitter(wait time.Duration) time.Duration {
+	if wait <= 0 {
+		return 0
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return time.Duration(r.rng.Int64N(int64(wait)/4 + 1))
 }
 
 func (r *Router) earliestClose(cands []candidate) time.Duration {

@@ -67,8 +67,10 @@ type Limits struct {
 	// Requests per window (RPM); the 1 s and 10 s windows allow
 	// Requests/60 and Requests/6, at least one each, as Azure does.
 	Requests int64
-	// Margin is the share of the token limit reservations may use; Azure's
-	// own estimate is approximate. 0 means DefaultMargin.
+	// Margin is the share of the token limit, as we count it,
+	// reservations may use; Azure's own estimate is approximate. 0 means
+	// DefaultMargin. Calibration may set it past 1 (up to MaxMargin) when
+	// Azure is seen to charge less than we reserve.
 	Margin float64
 	// Spacing, when set, is the least time between two admissions on the
 	// deployment. Requests spaced at the 1 s window's rate never break a
@@ -76,6 +78,12 @@ type Limits struct {
 	// counted on our side alone can admit two calls a millisecond apart
 	// across our boundary, which may be inside the server's window.
 	Spacing time.Duration
+	// Sliding counts the token window as a server whose window slides
+	// would: besides this window's charges, the part of the last one's
+	// still inside a window's length of now, taken as spread evenly.
+	// Against a fixed server it is merely careful; against a sliding one
+	// it is what keeps a window's burst from meeting the last one's.
+	Sliding bool
 }
 
 // DefaultMargin keeps 15% of each token limit back for the difference
@@ -89,11 +97,21 @@ func (l Limits) TokenCap(effective int64) int64 {
 	if effective > 0 && effective < lim {
 		lim = effective
 	}
-	m := l.Margin
-	if m <= 0 || m > 1 {
-		m = DefaultMargin
+	return int64(float64(lim) * l.MarginInForce())
+}
+
+// MaxMargin bounds Limits.Margin. A calibrated margin may pass 1, when
+// Azure charges less than we reserve, but never by more than the least
+// ratio calibration believes allows.
+const MaxMargin = 1 / minRatio
+
+// MarginInForce is Margin, or DefaultMargin when it is unset or out of
+// range.
+func (l Limits) MarginInForce() float64 {
+	if l.Margin <= 0 || l.Margin > MaxMargin {
+		return DefaultMargin
 	}
-	return int64(float64(lim) * m)
+	return l.Margin
 }
 
 // RequestSpacing is the admission interval that keeps both request
@@ -106,6 +124,19 @@ func (l Limits) RequestSpacing(window time.Duration, slack float64, jitter time.
 	one := window / 60 / time.Duration(l.PerSecond())
 	ten := window / 6 / time.Duration(l.PerTenSeconds())
 	return time.Duration(float64(max(one, ten))*(1+slack)) + jitter
+}
+
+// PacedSpacing is the admission interval that keeps both request windows
+// against a server whose windows may slide, when a call reaches the server
+// up to lag later than another admitted before it: then the calls one
+// server window counts were admitted within the window plus lag, so the
+// interval is (window + lag) ÷ the window's limit, stretched by slack.
+// Unlike RequestSpacing's jitter, lag is spread over the window's calls
+// rather than added to every interval.
+func (l Limits) PacedSpacing(window time.Duration, slack float64, lag time.Duration) time.Duration {
+	one := (window/60 + lag) / time.Duration(l.PerSecond())
+	ten := (window/6 + lag) / time.Duration(l.PerTenSeconds())
+	return time.Duration(float64(max(one, ten)) * (1 + slack))
 }
 
 // PerSecond and PerTenSeconds are the request windows' limits.
@@ -125,6 +156,12 @@ type Reservation struct {
 	Window10s  int64 // 10 s request window
 	// At is the store's clock when the reservation was made.
 	At time.Time
+	// Held is what the token window held once this reservation was
+	// admitted, the whole fleet's, and Absorbed the part of it that was
+	// use absorbed from Azure's headers; Carried is the part of the last
+	// window's charges a sliding window would still count then. All 0 when
+	// unknown (a resent id).
+	Held, Absorbed, Carried int64
 }
 
 // Usage is one deployment's state at one instant of the store's clock.
@@ -138,6 +175,10 @@ type Usage struct {
 	Reserved int64
 	Settled  int64
 	Used     int64
+	// Absorbed is the part of Reserved absorbed from Azure's headers.
+	// Carried is the part of the last window's charges a sliding window
+	// would still count now (see Limits.Sliding).
+	Absorbed, Carried int64
 	// Requests in the current 1 s and 10 s windows.
 	Requests1s  int64
 	Requests10s int64

@@ -9,8 +9,10 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"os"
+	"sync/atomic"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
@@ -152,9 +154,35 @@ func (d *Dispatcher) do(ctx context.Context, c budget.Call, send attempt) (*budg
 			return budget.Outcome{Err: fmt.Errorf("no client for %s", l.Deployment.Name)}
 		}
 		var raw *http.Response
-		used, err := send(ctx, &client, l.Deployment.Deployment, &raw)
+		// The transport reports from its own goroutines. A call whose
+		// connection comes after the lease's send-by is not sent: the
+		// pacing of the fleet assumed it would arrive sooner.
+		var wrote, late atomic.Int64
+		actx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		sendBy := l.SendBy()
+		trace := &httptrace.ClientTrace{
+			GotConn: func(httptrace.GotConnInfo) {
+				if now := time.Now(); !sendBy.IsZero() && now.After(sendBy) {
+					late.Store(now.UnixNano())
+					cancel()
+				}
+			},
+			WroteRequest: func(httptrace.WroteRequestInfo) { wrote.Store(time.Now().UnixNano()) },
+		}
+		used, err := send(httptrace.WithClientTrace(actx, trace), &client, l.Deployment.Deployment, &raw)
+		if at := late.Load(); at > 0 && ctx.Err() == nil {
+			// Cancelled for being late: not sent, even if the transport
+			// raced the cancel to the write (then the server may count one
+			// request the store does not; the next admissions' spacing
+			// covers one).
+			return budget.Outcome{Late: true, LateAt: time.Unix(0, at), Err: err}
+		}
 		o := outcome(raw, err)
 		o.UsedTokens = used
+		if w := wrote.Load(); w > 0 {
+			o.Wrote = time.Unix(0, w)
+		}
 		if o.Status == http.StatusTooManyRequests {
 			r.RateLimited++
 		}

@@ -22,8 +22,14 @@ type Options struct {
 	Window      time.Duration // the simulated minute; default 6s
 	Windows     int           // how many windows the fleet runs; default 4
 	Margin      float64       // default budget.DefaultMargin
-	Strategies  []string      // default Strategies
+	Strategies  []string      // default Strategies; any of Known
 	Deployments []Deployment  // default 240k, 120k and 60k TPM
+	// The server's hidden rules: what it charges for a call as a multiple
+	// of the client's estimate (default 1), and whether its request and
+	// token windows slide (default fixed).
+	EstimateScale  float64
+	RequestWindows azuresim.WindowRule
+	TokenWindow    azuresim.WindowRule
 	// Worker returns the command of one worker process; it reads a
 	// WorkerSpec as JSON on stdin and prints a WorkerResult as JSON.
 	Worker   func() *exec.Cmd
@@ -44,8 +50,14 @@ type Row struct {
 	RateLimitedByCause map[string]int64 `json:"rate_limited_by_cause"`
 	RateLimitedRate    float64          `json:"rate_limited_rate"` // per call
 	// ThroughputFraction is the tokens admitted per window as a fraction
-	// of Σ limit × margin.
-	ThroughputFraction float64 `json:"throughput_fraction"`
+	// of Σ limit × margin; QuotaFraction as a fraction of the raw Σ limit.
+	// WindowFills are each window's charged tokens ÷ Σ limit, and
+	// SteadyQuotaFraction their mean over the second half of the run,
+	// once a learning strategy has learned.
+	ThroughputFraction  float64   `json:"throughput_fraction"`
+	QuotaFraction       float64   `json:"quota_fraction"`
+	WindowFills         []float64 `json:"window_fills"`
+	SteadyQuotaFraction float64   `json:"steady_quota_fraction"`
 	// SpreadPoints is the mean, over the run, of the gap between the
 	// fullest and the emptiest deployment's share of its allowance used
 	// this window, in percentage points.
@@ -69,6 +81,7 @@ type DeploymentRow struct {
 type Sample struct {
 	At        time.Duration
 	Fractions []float64
+	charged   int64 // every deployment's tokens charged so far
 }
 
 func (o *Options) defaults() {
@@ -130,7 +143,8 @@ func runOne(ctx context.Context, o Options, strategy string) (Row, error) {
 	simCfg := azuresim.Config{Window: o.Window, Seed: 1,
 		Faults: azuresim.Faults{Latency: 120 * time.Millisecond, Jitter: 0.5}}
 	for _, d := range o.Deployments {
-		simCfg.Deployments = append(simCfg.Deployments, azuresim.Deployment{Name: d.Name, Model: "gpt-4o", TPM: d.TPM, Reply: "fixed", OutputTokens: 12})
+		simCfg.Deployments = append(simCfg.Deployments, azuresim.Deployment{Name: d.Name, Model: "gpt-4o", TPM: d.TPM, Reply: "fixed", OutputTokens: 12,
+			EstimateScale: o.EstimateScale, RequestWindows: o.RequestWindows, TokenWindow: o.TokenWindow})
 	}
 	sim, err := azuresim.New(simCfg, azuresim.Options{})
 	if err != nil {
@@ -207,6 +221,7 @@ func sample(ctx context.Context, sim *azuresim.Sim, o Options, startMS, endMS in
 		s := Sample{At: now.Sub(start)}
 		for _, st := range sim.Stats().Deployments {
 			s.Fractions = append(s.Fractions, float64(st.WindowTokens)/(float64(st.TPM)*o.Margin))
+			s.charged += st.TokensCharged
 		}
 		out = append(out, s)
 	}
@@ -220,8 +235,9 @@ func summarize(strategy string, o Options, snap azuresim.Snapshot, results []Wor
 		row.Completed += r.Completed
 		row.Shed += r.Shed
 	}
-	var admitted, allowance float64
+	var admitted, allowance, quota float64
 	for _, st := range snap.Deployments {
+		quota += float64(st.TPM)
 		rl := st.RateLimited
 		row.RateLimited += rl.Total()
 		row.RateLimitedByCause["tokens"] += rl.Tokens
@@ -239,6 +255,14 @@ func summarize(strategy string, o Options, snap azuresim.Snapshot, results []Wor
 		row.RateLimitedRate = float64(row.RateLimited) / float64(row.Calls)
 	}
 	row.ThroughputFraction = admitted / allowance
+	row.QuotaFraction = admitted / (quota * float64(o.Windows))
+	row.WindowFills = windowFills(samples, o, quota, snap)
+	if n := len(row.WindowFills); n > 0 {
+		steady := row.WindowFills[n/2:]
+		for _, f := range steady {
+			row.SteadyQuotaFraction += f / float64(len(steady))
+		}
+	}
 	var spread float64
 	for _, s := range samples {
 		lo, hi := s.Fractions[0], s.Fractions[0]
@@ -253,18 +277,42 @@ func summarize(strategy string, o Options, snap azuresim.Snapshot, results []Wor
 	return row
 }
 
+// windowFills is each window's charged tokens ÷ Σ limit, from the last
+// sample of each window (the run's end closes the last one).
+func windowFills(samples []Sample, o Options, quota float64, snap azuresim.Snapshot) []float64 {
+	ends := make([]int64, o.Windows)
+	for _, s := range samples {
+		if i := int(s.At / o.Window); i >= 0 && i < o.Windows {
+			ends[i] = s.charged
+		}
+	}
+	var total int64
+	for _, st := range snap.Deployments {
+		total += st.TokensCharged
+	}
+	ends[o.Windows-1] = total
+	fills := make([]float64, o.Windows)
+	var prev int64
+	for i, e := range ends {
+		e = max(e, prev)
+		fills[i] = float64(e-prev) / quota
+		prev = e
+	}
+	return fills
+}
+
 // Print writes rows as a table for people.
 func Print(w io.Writer, rows []Row) {
-	fmt.Fprintf(w, "%-22s %7s %9s %7s %26s %10s %10s  %s\n", "strategy", "calls", "completed", "429s", "429s by cause (t/r/a/u)", "429 rate", "tokens/win", "spread  per-deployment use")
+	fmt.Fprintf(w, "%-22s %7s %9s %7s %26s %10s %10s %8s %8s  %s\n", "strategy", "calls", "completed", "429s", "429s by cause (t/r/a/u)", "429 rate", "tokens/win", "of quota", "steady", "spread  per-deployment use")
 	for _, r := range rows {
 		c := r.RateLimitedByCause
 		per := ""
 		for _, d := range r.Deployments {
 			per += fmt.Sprintf(" %s %.0f%%", d.Name, 100*d.Utilisation)
 		}
-		fmt.Fprintf(w, "%-22s %7d %9d %7d %26s %9.2f%% %9.1f%% %5.1f pts %s\n",
+		fmt.Fprintf(w, "%-22s %7d %9d %7d %26s %9.2f%% %9.1f%% %7.1f%% %7.1f%% %5.1f pts %s\n",
 			r.Strategy, r.Calls, r.Completed, r.RateLimited,
 			fmt.Sprintf("%d/%d/%d/%d", c["tokens"], c["requests"], c["adjustment"], c["unknown"]),
-			100*r.RateLimitedRate, 100*r.ThroughputFraction, r.SpreadPoints, per)
+			100*r.RateLimitedRate, 100*r.ThroughputFraction, 100*r.QuotaFraction, 100*r.SteadyQuotaFraction, r.SpreadPoints, per)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -21,8 +22,13 @@ import (
 	"github.com/headroom-agent/headroom/llm"
 )
 
-// Strategies, in the order they are compared.
+// Strategies, in the order they are compared by default.
 var Strategies = []string{"round-robin", "least-absolute-tokens", "reactive-only", "headroom"}
+
+// Known is every strategy: the defaults, and headroom-fixed, headroom with
+// its model as configured and nothing learned (a 15% margin, a 5 ms
+// pacing allowance), to compare the learned model against.
+var Known = append(slices.Clone(Strategies), "headroom-fixed")
 
 // WorkerSpec is what one worker process runs.
 type WorkerSpec struct {
@@ -78,12 +84,12 @@ func RunWorker(ctx context.Context, spec WorkerSpec) (WorkerResult, error) {
 	}
 	var call func(ctx context.Context, rng *rand.Rand, k kind) error
 	switch spec.Strategy {
-	case "headroom":
+	case "headroom", "headroom-fixed":
 		call, err = headroomCaller(store, spec, window)
 	case "round-robin", "least-absolute-tokens", "reactive-only":
 		call, err = baselineCaller(rdb, store, spec, window)
 	default:
-		err = fmt.Errorf("unknown strategy %q (have %v)", spec.Strategy, Strategies)
+		err = fmt.Errorf("unknown strategy %q (have %v)", spec.Strategy, Known)
 	}
 	if err != nil {
 		return WorkerResult{}, err
@@ -133,7 +139,7 @@ func headroomCaller(store budget.Store, spec WorkerSpec, window time.Duration) (
 	if _, err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	router, err := budget.NewRouter(store, cfg, budget.RouterOptions{})
+	router, err := budget.NewRouter(store, cfg, budget.RouterOptions{Fixed: spec.Strategy == "headroom-fixed"})
 	if err != nil {
 		return nil, err
 	}

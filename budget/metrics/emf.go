@@ -83,6 +83,11 @@ func (e *EMF) Flush(ctx context.Context) error {
 		if d.FleetRateLimited != nil {
 			vals["FleetRateLimited"], units["FleetRateLimited"] = sum(d.FleetRateLimited), "Count"
 		}
+		if m := d.Model; m != nil {
+			vals["EstimateRatio"], units["EstimateRatio"] = m.Ratio, "None"
+			vals["Margin"], units["Margin"] = m.Margin, "None"
+			vals["PacingAllowance"], units["PacingAllowance"] = m.Pacing.Milliseconds(), "Milliseconds"
+		}
 		lines = append(lines, line(v.At, []string{"deployment"}, vals, units))
 	}
 	types := append([]Type(nil), v.Types...)

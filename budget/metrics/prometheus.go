@@ -39,6 +39,10 @@ var (
 	descFleetReserved = prometheus.NewDesc("headroom_fleet_reserved_tokens", "Tokens the fleet holds this window, over every deployment.", nil, nil)
 	descAgents        = prometheus.NewDesc("headroom_active_agents", "The fleet's agents alive, by the store's census.", nil, nil)
 	descShed          = prometheus.NewDesc("headroom_shed_total", "Calls this process shed for want of budget in time, by priority class.", []string{"priority"}, nil)
+	descModelRatio    = prometheus.NewDesc("headroom_model_estimate_ratio", "What Azure is seen to charge over what headroom reserves, learned by the fleet (1 until learned).", dep, nil)
+	descModelMargin   = prometheus.NewDesc("headroom_model_margin_ratio", "Share of the deployment's limit, as headroom counts it, reservations may use: the safety share kept back, divided by the estimate ratio.", dep, nil)
+	descModelSafety   = prometheus.NewDesc("headroom_model_safety_ratio", "Share of the deployment's limit kept back for estimate error; it tightens toward the floor while the estimate holds.", dep, nil)
+	descModelPacing   = prometheus.NewDesc("headroom_model_pacing_allowance_seconds", "The lag from admission to arrival that request pacing allows for, per request window.", dep, nil)
 	descTypeCalls     = prometheus.NewDesc("headroom_calls_total", "Calls this process made, by call type.", []string{"call_type"}, nil)
 	descTypeReserved  = prometheus.NewDesc("headroom_tokens_reserved_total", "Tokens this process's calls charged the budget, by call type.", []string{"call_type"}, nil)
 	descTypeUsed      = prometheus.NewDesc("headroom_tokens_used_total", "Tokens this process's calls used, by call type.", []string{"call_type"}, nil)
@@ -48,6 +52,7 @@ var (
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descReserved, descReservedRatio, descLimit, descRPM, descUtil, descRequests, descBreaker,
 		descLimited, descFleetLimited, descAnswered, descSpread, descFleetReserved, descAgents, descShed,
+		descModelRatio, descModelMargin, descModelSafety, descModelPacing,
 		descTypeCalls, descTypeReserved, descTypeUsed, descTypeError} {
 		ch <- d
 	}
@@ -79,6 +84,12 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		g(descRequests, float64(d.Requests10s), d.Name, "10s")
 		g(descBreaker, float64(b2i(d.BreakerOpen)), d.Name)
 		n(descAnswered, float64(d.Answered), d.Name)
+		if m := d.Model; m != nil {
+			g(descModelRatio, m.Ratio, d.Name)
+			g(descModelMargin, m.Margin, d.Name)
+			g(descModelSafety, m.Safety, d.Name)
+			g(descModelPacing, m.Pacing.Seconds(), d.Name)
+		}
 		for _, cause := range causes {
 			n(descLimited, float64(d.RateLimited[cause]), d.Name, string(cause))
 			if d.FleetRateLimited != nil {

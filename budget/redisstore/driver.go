@@ -22,7 +22,7 @@ func open(ctx context.Context, url string, o budget.StoreOptions) (budget.Store,
 	if err != nil {
 		return nil, err
 	}
-	s, err := New(ctx, Options{Client: rdb, Window: o.Window, Policy: o.Policy})
+	s, err := New(ctx, Options{Client: rdb, Window: o.Window, Policy: o.Policy, Prefix: o.Prefix})
 	if err != nil {
 		rdb.Close()
 		return nil, fmt.Errorf("budget store at %s: %w", Redact(url), err)

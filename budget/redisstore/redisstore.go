@@ -10,11 +10,11 @@
 package redisstore
 
 import (
-	"cmp"
 	"context"
 	_ "embed"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"strconv"
 	"strings"
@@ -203,10 +203,25 @@ func New(ctx context.Context, o Options) (*Store, error) {
 	}
 	s.reserves.run = s.runReserves
 	s.finishes.run = s.runFinishes
-	if err := s.load(ctx); err != nil {
+	// A fleet starting at once loads its scripts at once; a server slow
+	// to answer that is busy, not down, so give it two more tries.
+	var err error
+	for try := range 3 {
+		if err = s.load(ctx); err == nil || ctx.Err() != nil || !isTimeout(err) {
+			break
+		}
+		time.Sleep(time.Duration(try+1) * 100 * time.Millisecond)
+	}
+	if err != nil {
 		return nil, err
 	}
 	return s, nil
+}
+
+// isTimeout reports a Redis call that got no answer in time.
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout()
 }
 
 var scripts = []struct {
@@ -231,12 +246,14 @@ func (s *Store) load(ctx context.Context) error {
 		})
 		return wrap(ctx, "load scripts", err)
 	}
-	for _, x := range scripts {
-		if err := x.sc.Load(ctx, s.rdb).Err(); err != nil {
-			return wrap(ctx, "load scripts", err)
+	// One round trip for all of them.
+	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for _, x := range scripts {
+			p.ScriptLoad(ctx, x.src)
 		}
-	}
-	return nil
+		return nil
+	})
+	return wrap(ctx, "load scripts", err)
 }
 
 func (s *Store) Window() time.Duration { return s.window }
@@ -304,12 +321,9 @@ func (s *Store) runReserves(deployment string) func(context.Context, []*reserveI
 		keys := []string{tag + ":w", tag + ":eff", tag + ":open", tag + ":recs:0", tag + ":recs:1"}
 		args := []any{s.window.Milliseconds()}
 		for _, it := range items {
-			margin := it.lim.Margin
-			if margin <= 0 || margin > 1 {
-				margin = budget.DefaultMargin
-			}
+			margin := it.lim.MarginInForce()
 			args = append(args, it.id, it.cost.Tokens, max(1, it.cost.Requests), it.lim.Tokens, it.lim.Requests,
-				strconv.FormatFloat(margin, 'f', -1, 64), it.lim.SpacingMS())
+				strconv.FormatFloat(margin, 'f', -1, 64), it.lim.SpacingMS(), b2s(it.lim.Sliding))
 		}
 		replies, err := reserveScript.Run(ctx, s.rdb, keys, args...).Slice()
 		s.failed(err)
@@ -338,12 +352,16 @@ func parseReserve(deployment, id string, reply any) (budget.Reservation, error) 
 			TooLarge:   num(v[3]) == 1,
 		}
 	case len(v) >= 7:
-		return budget.Reservation{
+		r := budget.Reservation{
 			ID: id, Deployment: deployment,
 			Window: num(v[1]), Window1s: num(v[2]), Window10s: num(v[3]),
 			Tokens: num(v[4]), Requests: num(v[5]),
 			At: time.UnixMilli(num(v[6])),
-		}, nil
+		}
+		if len(v) >= 10 {
+			r.Held, r.Absorbed, r.Carried = num(v[7]), num(v[8]), num(v[9])
+		}
+		return r, nil
 	}
 	return budget.Reservation{}, fmt.Errorf("redisstore: reserve: unexpected reply %v", reply)
 }
@@ -356,8 +374,8 @@ func (s *Store) ReserveCall(id, deployment string, cost budget.Cost, lim budget.
 	tag := s.tag(deployment)
 	keys = []string{tag + ":w", tag + ":eff", tag + ":open", tag + ":recs:0", tag + ":recs:1"}
 	args = []string{fmt.Sprint(s.window.Milliseconds()), id, fmt.Sprint(cost.Tokens), fmt.Sprint(max(1, cost.Requests)),
-		fmt.Sprint(lim.Tokens), fmt.Sprint(lim.Requests), strconv.FormatFloat(cmp.Or(lim.Margin, budget.DefaultMargin), 'f', -1, 64),
-		fmt.Sprint(lim.SpacingMS())}
+		fmt.Sprint(lim.Tokens), fmt.Sprint(lim.Requests), strconv.FormatFloat(lim.MarginInForce(), 'f', -1, 64),
+		fmt.Sprint(lim.SpacingMS()), b2s(lim.Sliding)}
 	return reserveScript.Hash(), keys, args
 }
 
@@ -523,6 +541,9 @@ func (s *Store) Usage(ctx context.Context, deployments ...string) ([]budget.Usag
 		if open := num(v[8]); open > 0 {
 			u.OpenUntil = time.UnixMilli(open)
 		}
+		if len(v) >= 11 {
+			u.Absorbed, u.Carried = num(v[9]), num(v[10])
+		}
 		out[i] = u
 	}
 	return out, nil
@@ -610,4 +631,12 @@ func transient(msg string) bool {
 		}
 	}
 	return false
+}
+
+// b2s is a flag as the scripts read it.
+func b2s(b bool) string {
+	if b {
+		return "1"
+	}
+	return "0"
 }

@@ -53,6 +53,8 @@ func RunConformanceTests(t *testing.T, h Harness) {
 		{"SpacingBetweenAdmissions", testSpacing},
 		{"AbsorbAddsUnseenUse", testAbsorb},
 		{"CensusCountsAgentsAnd429s", testCensus},
+		{"ReservationsSayWhatIsHeld", testHeld},
+		{"CalibrationIsSharedAndAtomic", testCalibration},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -307,10 +307,24 @@ func deployment(v budget.DeploymentView, all []budget.DeploymentView, c cols, wi
 		fields = append(fields, Span{"breaker closed", Plain})
 	}
 	fields = append(fields, rateLimited(v.FleetRateLimited))
+	if m := v.Model; m != nil {
+		fields = append(fields, model(m))
+	}
 	if shared := sharers(v, all); len(shared) > 0 {
 		fields = append(fields, Span{"one quota with " + strings.Join(shared, ", "), Dim})
 	}
 	return block{append(out, flow(w, 2, 2, fields)...), len(out)}
+}
+
+// model shows what the fleet learned: the estimate ratio (Azure's charge
+// over ours), the share of the limit reservations may use, and the
+// pacing allowance.
+func model(m *budget.ModelView) Span {
+	ratio := "ratio not learned"
+	if m.Learned {
+		ratio = fmt.Sprintf("ratio %.3f", m.Ratio)
+	}
+	return Span{fmt.Sprintf("model: %s, margin %.0f%%, pacing +%v", ratio, 100*m.Margin, m.Pacing.Round(time.Millisecond)), Dim}
 }
 
 func bar(v budget.DeploymentView, n int, tone Tone) Line {

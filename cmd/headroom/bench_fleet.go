@@ -7,10 +7,12 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/headroom-agent/headroom/bench/fleet"
+	"github.com/headroom-agent/headroom/llm/azuresim"
 )
 
 func benchFleet(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -20,7 +22,9 @@ func benchFleet(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	redisURL := fs.String("redis", "", "the Redis `URL` the processes share (default $REDIS_URL, else redis://127.0.0.1:6379/0)")
 	window := fs.Duration("window", 6*time.Second, "the simulated minute (compressed; the request windows scale with it)")
 	windows := fs.Int("windows", 4, "how many windows the fleet runs per strategy")
-	strategy := fs.String("strategy", "", "run one strategy: "+strings.Join(fleet.Strategies, ", "))
+	strategy := fs.String("strategy", "", "run these strategies, comma-separated, of: "+strings.Join(fleet.Known, ", "))
+	scale := fs.Float64("estimate-scale", 1, "the simulator charges each call this multiple of headroom's estimate")
+	sliding := fs.String("sliding", "", "make the simulator's windows slide: requests, tokens, or both (comma-separated)")
 	plot := fs.String("plot", "fleet.svg", "write the reserved-fraction plot (SVG) here; empty for none")
 	asJSON := fs.Bool("json", false, "print an array of rows as JSON")
 	if code, done := parse(fs, args, stdout); done {
@@ -44,15 +48,31 @@ func benchFleet(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		},
 	}
 	if *strategy != "" {
-		known := false
-		for _, s := range fleet.Strategies {
-			known = known || s == *strategy
+		for _, st := range strings.Split(*strategy, ",") {
+			if !slices.Contains(fleet.Known, st) {
+				fprintf(stderr, "headroom bench fleet: unknown strategy %q (have %s)\n", st, strings.Join(fleet.Known, ", "))
+				return exitUsage
+			}
+			opts.Strategies = append(opts.Strategies, st)
 		}
-		if !known {
-			fprintf(stderr, "headroom bench fleet: unknown strategy %q (have %s)\n", *strategy, strings.Join(fleet.Strategies, ", "))
-			return exitUsage
+	}
+	if *scale <= 0 {
+		fprintf(stderr, "headroom bench fleet: --estimate-scale %v must be above 0\n", *scale)
+		return exitUsage
+	}
+	opts.EstimateScale = *scale
+	if *sliding != "" {
+		for _, w := range strings.Split(*sliding, ",") {
+			switch w {
+			case "requests":
+				opts.RequestWindows = azuresim.SlidingWindow
+			case "tokens":
+				opts.TokenWindow = azuresim.SlidingWindow
+			default:
+				fprintf(stderr, "headroom bench fleet: --sliding %q: want requests, tokens or both, comma-separated\n", w)
+				return exitUsage
+			}
 		}
-		opts.Strategies = []string{*strategy}
 	}
 	rows, err := fleet.Run(ctx, opts)
 	if err != nil {

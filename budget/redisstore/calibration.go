@@ -1,0 +1,101 @@
+package redisstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"math/rand/v2"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/headroom-agent/headroom/budget"
+)
+
+var _ budget.Calibrator = (*Store)(nil)
+
+// calKey holds a deployment's calibration as JSON, beside its windows.
+func (s *Store) calKey(deployment string) string { return s.tag(deployment) + ":cal" }
+
+// calibrationTTL forgets what was learned of a deployment nobody has
+// called for this many windows: the model falls back to its cautious
+// start rather than trust old readings.
+const calibrationTTL = 60
+
+// UpdateCalibration reads, applies f and writes under WATCH, retrying when
+// another process wrote in between. The rules stay in Go, in one place,
+// for both drivers; a calibration is written about once a second per
+// process, so conflicts are rare, and a collision backs off at random.
+func (s *Store) UpdateCalibration(ctx context.Context, deployment string, f func(budget.Calibration) budget.Calibration) (budget.Calibration, error) {
+	if deployment == "" {
+		return budget.Calibration{}, errors.New("redisstore: a calibration needs its deployment")
+	}
+	key := s.calKey(deployment)
+	var out budget.Calibration
+	for try := range 24 {
+		if try > 0 {
+			// Back off by a random part of a growing wait, so writers that
+			// collided do not collide again.
+			time.Sleep(time.Duration(rand.Int64N(int64(min(try, 8)) * int64(time.Millisecond))))
+		}
+		err := s.rdb.Watch(ctx, func(tx *redis.Tx) error {
+			c, err := readCalibration(tx.Get(ctx, key))
+			if err != nil {
+				return err
+			}
+			out = f(c)
+			b, err := json.Marshal(out)
+			if err != nil {
+				return err
+			}
+			_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
+				p.Set(ctx, key, b, calibrationTTL*s.window)
+				return nil
+			})
+			return err
+		}, key)
+		if !errors.Is(err, redis.TxFailedErr) {
+			return out, wrap(ctx, "calibrate", err)
+		}
+	}
+	return budget.Calibration{}, wrap(ctx, "calibrate", errors.New("too many writers at once; the reading is dropped"))
+}
+
+// Calibrations reads every deployment's calibration in one pipeline.
+func (s *Store) Calibrations(ctx context.Context, deployments ...string) ([]budget.Calibration, error) {
+	cmds := make([]*redis.StringCmd, len(deployments))
+	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, d := range deployments {
+			cmds[i] = p.Get(ctx, s.calKey(d))
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return nil, wrap(ctx, "calibrations", err)
+	}
+	out := make([]budget.Calibration, len(deployments))
+	for i, c := range cmds {
+		if out[i], err = readCalibration(c); err != nil {
+			return nil, wrap(ctx, "calibrations", err)
+		}
+	}
+	return out, nil
+}
+
+// readCalibration decodes a stored calibration; a missing key is the zero
+// one, and so is one that no longer decodes (a newer or older layout):
+// the model starts over rather than fail calls.
+func readCalibration(c *redis.StringCmd) (budget.Calibration, error) {
+	b, err := c.Bytes()
+	switch {
+	case errors.Is(err, redis.Nil):
+		return budget.Calibration{}, nil
+	case err != nil:
+		return budget.Calibration{}, err
+	}
+	var cal budget.Calibration
+	if json.Unmarshal(b, &cal) != nil {
+		return budget.Calibration{}, nil
+	}
+	return cal, nil
+}

@@ -1,0 +1,105 @@
+package llm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/headroom-agent/headroom/budget"
+	"github.com/headroom-agent/headroom/llm/azuresim"
+	"github.com/headroom-agent/headroom/llm/tokens"
+)
+
+// load makes calls from workers goroutines until the deadline, and
+// returns the 429s the router met.
+func load(t *testing.T, f *fixture, workers int, until time.Time, maxTokens int64) {
+	t.Helper()
+	msgs := []tokens.Message{{Role: "user", Content: strings.Repeat("the price of the blue kettle is listed below. ", 20)}}
+	cost := Estimate(msgs, maxTokens, 1)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for time.Now().Before(until) {
+				ctx, cancel := context.WithDeadline(context.Background(), until)
+				_, _, err := f.disp.Chat(ctx, budget.Call{Tokens: cost}, chat(msgs[0].Content, maxTokens))
+				cancel()
+				if err != nil && !errors.Is(err, budget.ErrShed) && !errors.Is(err, context.DeadlineExceeded) {
+					t.Errorf("call: %v", err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// TestRouterLearnsHowAzureCounts runs a router over the simulator with
+// Azure's estimate skewed both ways: the fleet learns the ratio from the
+// headers, within 2%, tightens its safety share, and never aims past the
+// limit as Azure counts it. The skew is the simulator's secret: nothing
+// but the headers tells the client.
+func TestRouterLearnsHowAzureCounts(t *testing.T) {
+	for _, scale := range []float64{1.1, 0.9} {
+		t.Run(fmt.Sprint(scale), func(t *testing.T) {
+			const window = 1500 * time.Millisecond
+			f := newFixture(t, azuresim.Config{Window: window, Seed: 1, Deployments: []azuresim.Deployment{
+				{Name: "a", TPM: 40000, RPM: 6000, Reply: "fixed", OutputTokens: 8, EstimateScale: scale},
+			}}, "window: 1500ms\n"+strings.Replace(deployments("a:40000"), "tpm: 40000", "tpm: 40000, rpm: 6000", 1))
+			load(t, f, 12, time.Now().Add(5*window), 400)
+
+			c := f.router.Calibrations()["a"]
+			if math.Abs(c.Ratio-scale)/scale > 0.02 {
+				t.Errorf("learned ratio %.4f, want %.2f within 2%% (%+v)", c.Ratio, scale, c)
+			}
+			p := budget.CalibrationPolicy{Window: window}
+			if c.Safety >= 1-budget.DefaultMargin {
+				t.Errorf("safety share %v never came down from %v", c.Safety, 1-budget.DefaultMargin)
+			}
+			// Within the ratio's 2%, the model aims at 97% of the limit as
+			// Azure counts it, never at all of it.
+			if aim := c.Margin(p) * scale; aim > 0.99 {
+				t.Errorf("the model reserves %.3f of the limit as Azure counts it", aim)
+			}
+			st := f.sim.Stats().Deployments[0]
+			if st.RateLimited.Tokens > 0 {
+				t.Errorf("%d tokens 429s", st.RateLimited.Tokens)
+			}
+			m := f.router.Metrics.Snapshot()
+			t.Logf("scale %v: ratio %.4f safety %.3f margin %.3f; %d calls, 429s %+v", scale, c.Ratio, c.Safety, c.Margin(p), m.Completed, st.RateLimited)
+		})
+	}
+}
+
+// TestPacingHoldsAgainstSlidingWindows: a server whose request windows
+// slide, and which counts each call up to 10 ms after it arrives, draws
+// no requests 429 from learned pacing, and the allowance it paces with
+// covers the lag it measured.
+func TestPacingHoldsAgainstSlidingWindows(t *testing.T) {
+	const window = 6 * time.Second // 1 s windows of 100 ms
+	f := newFixture(t, azuresim.Config{Window: window, Seed: 1, Deployments: []azuresim.Deployment{
+		{Name: "a", TPM: 10000000, RPM: 600, Reply: "fixed", OutputTokens: 4,
+			RequestWindows: azuresim.SlidingWindow, DispatchDelay: 5 * time.Millisecond, DispatchJitter: 1},
+	}}, "window: 6s\n"+strings.Replace(deployments("a:10000000"), "tpm: 10000000", "tpm: 10000000, rpm: 600", 1))
+	load(t, f, 16, time.Now().Add(3*time.Second), 16)
+	st := f.sim.Stats().Deployments[0]
+	if st.RateLimited.Requests > 0 {
+		t.Errorf("%d requests 429s against sliding windows (%d accepted)", st.RateLimited.Requests, st.Accepted)
+	}
+	c := f.router.Calibrations()["a"]
+	if c.Lag <= 0 || c.Allowance(budget.CalibrationPolicy{Window: window}) < c.Lag {
+		t.Errorf("allowance %v does not cover the measured lag %v", c.Allowance(budget.CalibrationPolicy{Window: window}), c.Lag)
+	}
+	// At 10 requests per 100 ms, 3 s admit at most 300, and pacing with
+	// the allowance about 3 s ÷ ((100 ms + allowance) ÷ 10); the calls
+	// reach at least half of that (a loaded machine is slower).
+	allow := c.Allowance(budget.CalibrationPolicy{Window: window})
+	if paced := int64(3 * time.Second / ((100*time.Millisecond + allow) / 10)); st.Accepted < paced/2 {
+		t.Errorf("only %d calls in 3 s, where pacing allows %d: pacing is slower than its own spacing", st.Accepted, paced)
+	}
+	t.Logf("%d accepted, lag %v, allowance %v", st.Accepted, c.Lag, c.Allowance(budget.CalibrationPolicy{Window: window}))
+}
