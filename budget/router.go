@@ -314,7 +314,9 @@ func (r *Router) Acquire(ctx context.Context, c Call, exclude ...string) (*Lease
 				l := &Lease{Deployment: cd.rt.d, Reservation: res, Headroom: cd.frac, router: r, route: cd.rt, call: c, seen: cd.u, admitted: asked}
 				if !r.opts.Fixed {
 					if _, ok := r.store.(Calibrator); ok {
-						l.sendBy = asked.Add(cd.rt.calibration().lag(r.policy().defaults()))
+						// Half the lag for this side: the other half, and
+						// what 429s taught, for the way to the server.
+						l.sendBy = asked.Add(cd.rt.calibration().lag(r.policy().defaults()) / 2)
 					}
 				}
 				l.probe = cd.rt.br.startProbe()
@@ -475,18 +477,23 @@ func (r *Router) order(c Call, cands []candidate) (_ []candidate, sticky bool) {
 	return cands, false
 }
 
-// jitter spreads the callers that all wait for one moment (the next
-// admission slot, a window's start) over a quarter of the wait, so they do
-// not all ask the store at that instant: one of them gets the slot either
-// way.
+// jitter spreads the processes that all wait for one moment (the next
+// admission slot, a window's start) over up to maxJitter, so they do not
+// all ask the store at that instant: one of them gets the slot either
+// way. Within a process the queue already lets one waiter through at a
+// time.
 func (r *Router) jitter(wait time.Duration) time.Duration {
 	if wait <= 0 {
 		return 0
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return time.Duration(r.rng.Int64N(int64(wait)/4 + 1))
+	return time.Duration(r.rng.Int64N(int64(min(wait/4, maxJitter)) + 1))
 }
+
+// maxJitter bounds jitter: a few milliseconds spread a herd of hundreds
+// of processes over more time than the store takes to answer them.
+const maxJitter = 5 * time.Millisecond
 
 func (r *Router) earliestClose(cands []candidate) time.Duration {
 	wait := time.Duration(-1)

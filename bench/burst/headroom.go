@@ -2,6 +2,9 @@ package burst
 
 import (
 	"context"
+	"net/http/httptrace"
+	"sync/atomic"
+	"time"
 
 	"github.com/headroom-agent/headroom/budget"
 	"github.com/headroom-agent/headroom/llm"
@@ -38,8 +41,18 @@ func Headroom() Strategy {
 			cost := llm.Estimate([]tokens.Message{{Role: "user", Content: chatPrompt}}, chatMaxTokens, 1)
 			return Measure(ctx, "headroom", t, n, func(ctx context.Context, _ int, attempt Send) bool {
 				_, _, err := router.Do(ctx, budget.Call{Tokens: cost}, func(ctx context.Context, _ *budget.Lease) budget.Outcome {
+					// When the request left, for the pacing's lag, as
+					// llm.Dispatcher reports it.
+					var wrote atomic.Int64
+					ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+						WroteRequest: func(httptrace.WroteRequestInfo) { wrote.Store(time.Now().UnixNano()) },
+					})
 					status, h, err := attempt(ctx)
-					return budget.Outcome{Sent: true, Status: status, Header: h, Err: err}
+					o := budget.Outcome{Sent: true, Status: status, Header: h, Err: err}
+					if w := wrote.Load(); w > 0 {
+						o.Wrote = time.Unix(0, w)
+					}
+					return o
 				})
 				return err == nil
 			})
