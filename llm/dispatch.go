@@ -172,6 +172,10 @@ func (d *Dispatcher) do(ctx context.Context, c budget.Call, send attempt) (*budg
 		}
 		used, err := send(httptrace.WithClientTrace(actx, trace), &client, l.Deployment.Deployment, &raw)
 		if at := late.Load(); at > 0 && ctx.Err() == nil {
+			// Reserved again, not retried: it never left.
+			if sent--; sent > 0 {
+				r.Retries--
+			}
 			// Cancelled for being late: not sent, even if the transport
 			// raced the cancel to the write (then the server may count one
 			// request the store does not; the next admissions' spacing
