@@ -263,7 +263,8 @@ func persist(ctx context.Context, f func() error) error {
 // zero when there is no such bound. Admissions are paced on the
 // assumption that a call reaches the server within the measured lag of
 // its admission; a call that would leave later (its process was not
-// scheduled, its connection was slow to come) should not be sent:
+// scheduled in time) should not be sent, checked before anything is
+// written:
 // report Outcome.Late, and Router.Do reserves it again, which also
 // teaches the fleet the longer lag.
 func (l *Lease) SendBy() time.Time { return l.sendBy }

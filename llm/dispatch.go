@@ -153,35 +153,24 @@ func (d *Dispatcher) do(ctx context.Context, c budget.Call, send attempt) (*budg
 		if !ok {
 			return budget.Outcome{Err: fmt.Errorf("no client for %s", l.Deployment.Name)}
 		}
-		var raw *http.Response
-		// The transport reports from its own goroutines. A call whose
-		// connection comes after the lease's send-by is not sent: the
-		// pacing of the fleet assumed it would arrive sooner.
-		var wrote, late atomic.Int64
-		actx, cancel := context.WithCancel(ctx)
-		defer cancel()
-		sendBy := l.SendBy()
-		trace := &httptrace.ClientTrace{
-			GotConn: func(httptrace.GotConnInfo) {
-				if now := time.Now(); !sendBy.IsZero() && now.After(sendBy) {
-					late.Store(now.UnixNano())
-					cancel()
+		// A call that reaches this point after the lease's send-by is not
+		// sent: the fleet's pacing assumed it would arrive sooner. The
+		// check is made before anything is written; a request cannot be
+		// taken back once the transport has it.
+		if sendBy := l.SendBy(); !sendBy.IsZero() {
+			if now := time.Now(); now.After(sendBy) {
+				// Reserved again, not retried: it never left.
+				if sent--; sent > 0 {
+					r.Retries--
 				}
-			},
-			WroteRequest: func(httptrace.WroteRequestInfo) { wrote.Store(time.Now().UnixNano()) },
-		}
-		used, err := send(httptrace.WithClientTrace(actx, trace), &client, l.Deployment.Deployment, &raw)
-		if at := late.Load(); at > 0 && ctx.Err() == nil {
-			// Reserved again, not retried: it never left.
-			if sent--; sent > 0 {
-				r.Retries--
+				return budget.Outcome{Late: true, LateAt: now}
 			}
-			// Cancelled for being late: not sent, even if the transport
-			// raced the cancel to the write (then the server may count one
-			// request the store does not; the next admissions' spacing
-			// covers one).
-			return budget.Outcome{Late: true, LateAt: time.Unix(0, at), Err: err}
 		}
+		var raw *http.Response
+		// The transport reports the write from its own goroutine.
+		var wrote atomic.Int64
+		trace := &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { wrote.Store(time.Now().UnixNano()) }}
+		used, err := send(httptrace.WithClientTrace(ctx, trace), &client, l.Deployment.Deployment, &raw)
 		o := outcome(raw, err)
 		o.UsedTokens = used
 		if w := wrote.Load(); w > 0 {
