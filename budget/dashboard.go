@@ -99,7 +99,7 @@ func (r *Router) Dashboard(ctx context.Context) (Dashboard, error) {
 		}
 	}
 	var cals []Calibration
-	if c, ok := r.store.(Calibrator); ok && !r.opts.Fixed {
+	if c, ok := r.calibrator(); ok {
 		if got, err := c.Calibrations(ctx, quotas...); err == nil {
 			cals = got
 		}

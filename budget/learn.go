@@ -31,6 +31,13 @@ func calibrationEvery(window time.Duration) time.Duration {
 	return min(time.Second, max(window/60, 10*time.Millisecond))
 }
 
+// calibrator is the store as a Calibrator when the router learns: false
+// for the fixed model, or a store that keeps no calibration.
+func (r *Router) calibrator() (Calibrator, bool) {
+	cs, ok := r.store.(Calibrator)
+	return cs, ok && !r.opts.Fixed
+}
+
 // calibration is the model in force for rt.
 func (rt *route) calibration() Calibration {
 	rt.learn.mu.Lock()
@@ -41,8 +48,8 @@ func (rt *route) calibration() Calibration {
 // refresh reads the fleet's calibration of every route among routes not
 // read for a while, in one round trip.
 func (r *Router) refresh(ctx context.Context, routes []*route) {
-	cs, ok := r.store.(Calibrator)
-	if !ok || r.opts.Fixed {
+	cs, ok := r.calibrator()
+	if !ok {
 		return
 	}
 	now := time.Now()
@@ -77,8 +84,8 @@ func (r *Router) refresh(ctx context.Context, routes []*route) {
 // observe takes what one answer says about the deployment's counter, and
 // tells the store when enough time has passed, or at once on a 429.
 func (r *Router) observe(ctx context.Context, l *Lease, o Outcome, fb Feedback, cause Cause) {
-	cs, ok := r.store.(Calibrator)
-	if !ok || r.opts.Fixed || !(o.Sent || o.Late) {
+	cs, ok := r.calibrator()
+	if !ok || !(o.Sent || o.Late) {
 		return
 	}
 	rt, lr := l.route, &l.route.learn

@@ -161,10 +161,7 @@ func (r *Router) limits(rt *route, c Class) Limits {
 	if c == Background {
 		lim = rt.background
 	}
-	if r.opts.Fixed {
-		return lim
-	}
-	if _, ok := r.store.(Calibrator); !ok {
+	if _, ok := r.calibrator(); !ok {
 		return lim
 	}
 	p := r.policy()
@@ -313,12 +310,10 @@ func (r *Router) Acquire(ctx context.Context, c Call, exclude ...string) (*Lease
 			switch {
 			case err == nil:
 				l := &Lease{Deployment: cd.rt.d, Reservation: res, Headroom: cd.frac, router: r, route: cd.rt, call: c, seen: cd.u, admitted: asked}
-				if !r.opts.Fixed {
-					if _, ok := r.store.(Calibrator); ok {
-						// Half the lag for this side: the other half, and
-						// what 429s taught, for the way to the server.
-						l.sendBy = asked.Add(cd.rt.calibration().lag(r.policy().defaults()) / 2)
-					}
+				if _, ok := r.calibrator(); ok {
+					// Half the lag for this side: the other half, and what
+					// 429s taught, for the way to the server.
+					l.sendBy = asked.Add(cd.rt.calibration().lag(r.policy().defaults()) / 2)
 				}
 				l.probe = cd.rt.br.startProbe()
 				if c.Session != "" {
