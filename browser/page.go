@@ -76,6 +76,10 @@ type Options struct {
 	ActionTimeout time.Duration
 	// LoadTimeout bounds a navigation; 30 s when zero.
 	LoadTimeout time.Duration
+	// LaunchTimeout bounds starting or attaching to the browser; 30 s
+	// when zero. It is apart from LoadTimeout because a busy machine can
+	// take seconds to start Chrome even when its pages load at once.
+	LaunchTimeout time.Duration
 	// Snapshot sizes observations.
 	Snapshot SnapshotOptions
 	// ScreenshotDir, when set, gets a PNG after every action.
@@ -109,6 +113,9 @@ func (o *Options) defaults() {
 	}
 	if o.LoadTimeout <= 0 {
 		o.LoadTimeout = 30 * time.Second
+	}
+	if o.LaunchTimeout <= 0 {
+		o.LaunchTimeout = 30 * time.Second
 	}
 	if o.Record != nil || o.Replay != nil {
 		o.Deterministic = true
@@ -240,7 +247,7 @@ func Open(ctx context.Context, o Options) (*Page, error) {
 			var cancel context.CancelFunc
 			parent, cancel = chromedp.NewContext(allocCtx)
 			p.cancelBrowser = cancel
-			err := startBrowser(ctx, parent, o.LoadTimeout)
+			err := startBrowser(ctx, parent, o.LaunchTimeout)
 			if c := chromedp.FromContext(parent); c.Browser != nil && c.Browser.Process() != nil {
 				p.pid = c.Browser.Process().Pid // for Close to reap, should the tab fail
 			}
@@ -259,7 +266,7 @@ func Open(ctx context.Context, o Options) (*Page, error) {
 	// The browser lives as long as the tab context given to its first
 	// action: a context with no deadline, ended only by Close.
 	p.ctx, p.cancelTab = chromedp.NewContext(parent, tabOpts...)
-	if err := startBrowser(ctx, p.ctx, o.LoadTimeout); err != nil {
+	if err := startBrowser(ctx, p.ctx, o.LaunchTimeout); err != nil {
 		p.Close()
 		return nil, &Error{Op: "launch", Kind: ErrLaunch, Detail: what, Err: err}
 	}
