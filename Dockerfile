@@ -21,9 +21,12 @@ WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
-# The version comes from the VCS information the build stamps (headroom
-# version); a static binary needs nothing of the runtime image but Chrome.
-RUN CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o /out/headroom ./cmd/headroom
+# VERSION is what make image passes (scripts/version); without it the
+# version comes from the VCS information the build stamps, else
+# cmd/headroom/VERSION. A static binary needs nothing of the runtime image
+# but Chrome.
+ARG VERSION=
+RUN CGO_ENABLED=0 go build -trimpath -buildvcs=auto -ldflags="-s -w -X main.version=${VERSION}" -o /out/headroom ./cmd/headroom
 
 FROM debian:${DEBIAN}-slim
 # Chromium and fonts from Debian's packages, so pages render as on the

@@ -1,7 +1,7 @@
 # The two set-up commands of the README, and a few conveniences.
 GO ?= go
 
-.PHONY: demo test build fuzz bench
+.PHONY: demo test build image fuzz bench
 
 # One agent, offline, on a recorded page with the embedded default: no
 # config, no network, no key. The result and report land in demo-out/.
@@ -13,8 +13,14 @@ demo:
 test:
 	./scripts/test
 
+# bin/headroom, its version stamped from git (scripts/version): headroom
+# version prints it.
 build:
-	$(GO) build -o bin/headroom ./cmd/headroom
+	$(GO) build -buildvcs=true -ldflags "-X main.version=$$(./scripts/version)" -o bin/headroom ./cmd/headroom
+
+# The container image, its version stamped the same way.
+image:
+	docker build --build-arg VERSION=$$(./scripts/version) -t headroom .
 
 # Each fuzz target for a short while; FUZZTIME=5m for longer.
 FUZZTIME ?= 30s

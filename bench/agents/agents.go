@@ -24,6 +24,7 @@ import (
 
 	"github.com/headroom-agent/headroom/agent"
 	"github.com/headroom-agent/headroom/budget"
+	"github.com/headroom-agent/headroom/internal/plural"
 	"github.com/headroom-agent/headroom/llm/azuresim"
 	"github.com/headroom-agent/headroom/llm/azuresim/heuristic"
 )
@@ -180,7 +181,7 @@ func Run(ctx context.Context, o Options) ([]Row, error) {
 	}
 	var rows []Row
 	for _, mode := range o.Modes {
-		fmt.Fprintf(o.Progress, "headroom bench agents: %s budget: %d agents in %d processes, window %v…\n", mode, o.Agents, o.Processes, o.Window)
+		fmt.Fprintf(o.Progress, "headroom bench agents: %s budget: %s in %s, window %v…\n", mode, plural.Of(o.Agents, "agent"), plural.Of(o.Processes, "process/processes"), o.Window)
 		row, err := runMode(ctx, o, mode, len(tasks))
 		if err != nil {
 			return rows, fmt.Errorf("%s: %w", mode, err)

@@ -24,6 +24,7 @@ import (
 
 	"github.com/headroom-agent/headroom/budget"
 	"github.com/headroom-agent/headroom/calltypes"
+	"github.com/headroom-agent/headroom/internal/plural"
 	"github.com/headroom-agent/headroom/llm/azuresim"
 	"github.com/headroom-agent/headroom/llm/azuresim/heuristic"
 )
@@ -134,7 +135,7 @@ func Run(ctx context.Context, o Options) ([]Row, error) {
 	}
 	var rows []Row
 	for _, m := range o.Modes {
-		fmt.Fprintf(o.Progress, "headroom bench coldstart: %s: %d processes at once…\n", m, o.Processes)
+		fmt.Fprintf(o.Progress, "headroom bench coldstart: %s: %s at once…\n", m, plural.Of(o.Processes, "process/processes"))
 		row, err := runOne(ctx, o, m)
 		if err != nil {
 			return rows, fmt.Errorf("%s: %w", m, err)

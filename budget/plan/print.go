@@ -5,6 +5,8 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/headroom-agent/headroom/internal/plural"
 )
 
 // Print writes the plan as a table for people: the budget, the charges
@@ -16,12 +18,12 @@ func Print(w io.Writer, p *Plan) error {
 	for i, q := range b.Quotas {
 		keys[i] = strings.Join(q.Deployments, "+")
 	}
-	fmt.Fprintf(w, "budget: %d TPM × margin %g = %.0f tokens a minute, %d RPM, over %d quotas (%s)\n",
-		b.TPM(), b.Margin, b.TokensPerMinute(), b.RPM(), len(b.Quotas), strings.Join(keys, ", "))
+	fmt.Fprintf(w, "budget: %d TPM × margin %g = %.0f tokens a minute, %d RPM, over %s (%s)\n",
+		b.TPM(), b.Margin, b.TokensPerMinute(), b.RPM(), plural.Of(len(b.Quotas), "quota"), strings.Join(keys, ", "))
 	if r := p.Runs; r != nil {
-		fmt.Fprintf(w, "runs: %d under %s", r.Runs, r.Dir)
+		fmt.Fprintf(w, "runs: %s under %s", plural.Of(r.Runs, "run"), r.Dir)
 		if len(r.Skipped) > 0 {
-			fmt.Fprintf(w, " (%d files skipped)", len(r.Skipped))
+			fmt.Fprintf(w, " (%s skipped)", plural.Of(len(r.Skipped), "file"))
 		}
 		fmt.Fprintf(w, ", %.1f steps a minute as run", r.MeasuredStepsPerMinute)
 		if r.Retimed {

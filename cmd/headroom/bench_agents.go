@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/spf13/pflag"
+
 	"github.com/headroom-agent/headroom/agent"
 	"github.com/headroom-agent/headroom/bench/agents"
 	"github.com/headroom-agent/headroom/browser"
@@ -19,11 +21,10 @@ import (
 	"github.com/headroom-agent/headroom/llm"
 )
 
-func benchAgents(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("bench agents", "", stderr)
+func benchAgents(fs *pflag.FlagSet) runner {
 	n := fs.Int("agents", 12, "real agents (headroom run, each with its own Chromium)")
 	processes := fs.Int("processes", 0, "OS processes the agents are split over (default one per agent)")
-	redisURL := fs.String("redis", "", "the Redis `URL` of the shared budget (default $REDIS_URL, else redis://127.0.0.1:6379/0)")
+	redisURL := fs.String("redis", "", "the Redis `URL` of the shared budget (default $REDIS_URL, else redis://127.0.0.1:6379/15, a database apart from the default one a shared Redis keeps its data in)")
 	window := fs.Duration("window", 6*time.Second, "the simulated minute (compressed; the request windows scale with it)")
 	demand := fs.Float64("demand", 3, "how many windows of the budget the agents need: the deployments are sized from it")
 	tasks := fs.String("tasks", "testdata/tasks/fleet.yaml", "the task `list` agent i takes task i (modulo its length) from (run from the repository's root for the default)")
@@ -32,68 +33,67 @@ func benchAgents(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	asJSON := fs.Bool("json", false, "print an array of rows, one per budget mode, as JSON")
 	var mf metricsFlags
 	mf.add(fs) // the shared run's fleet, read from the store
-	if code, done := parse(fs, args, stdout); done {
-		return code
-	}
-	// Not a flag default: a password in $REDIS_URL would show in -h.
-	*redisURL = cmp.Or(*redisURL, os.Getenv("REDIS_URL"), "redis://127.0.0.1:6379/0")
-	if *n < 1 || *processes < 0 || *processes > *n {
-		fprintf(stderr, "headroom bench agents: --agents %d must be at least 1, and --processes %d between 0 (one per agent) and --agents\n", *n, *processes)
-		return exitUsage
-	}
-	if _, err := os.Stat(*tasks); err != nil {
-		fprintf(stderr, "headroom bench agents: --tasks: %v: run it from the repository's root, or name a task list\n", err)
-		return exitUsage
-	}
-	o := agents.Options{
-		Agents: *n, Processes: *processes, Redis: *redisURL, Window: *window, Demand: *demand,
-		TaskList: *tasks, Progress: stderr,
-		Command: func(ctx context.Context, args ...string) *exec.Cmd {
-			self, err := os.Executable()
-			if err != nil {
-				self = os.Args[0]
-			}
-			cmd := exec.CommandContext(ctx, self, args...)
-			cmd.Env = withoutEnv(os.Environ(), "HEADROOM_CONFIG", envJobIndex, envTaskIndex)
-			return cmd
-		},
-	}
-	if mf.emf != "" || mf.addr != "" {
-		o.Watch = func(mode, cfg string) func() {
-			if mode != agents.Shared {
-				return func() {} // per-process budgets: nothing shared to read
-			}
-			return watchStore(ctx, cfg, &mf, stdout, stderr)
+	return func(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+		// Not a flag default: a password in $REDIS_URL would show in -h.
+		*redisURL = cmp.Or(*redisURL, os.Getenv("REDIS_URL"), "redis://127.0.0.1:6379/15")
+		if *n < 1 || *processes < 0 || *processes > *n {
+			fprintf(stderr, "headroom bench agents: --agents %d must be at least 1, and --processes %d between 0 (one per agent) and --agents\n", *n, *processes)
+			return exitUsage
 		}
-	}
-	switch *budgetMode {
-	case "":
-	case agents.Shared, agents.PerProcess:
-		o.Modes = []string{*budgetMode}
-	default:
-		fprintf(stderr, "headroom bench agents: --budget %q: want shared or per-process\n", *budgetMode)
-		return exitUsage
-	}
-	rows, err := agents.Run(ctx, o)
-	if err != nil {
-		fprintf(stderr, "headroom bench agents: %v\n", err)
-		if ctx.Err() != nil {
-			return exitInterrupted
+		if _, err := os.Stat(*tasks); err != nil {
+			fprintf(stderr, "headroom bench agents: --tasks: %v: run it from the repository's root, or name a task list\n", err)
+			return exitUsage
 		}
-		return exitFailed
-	}
-	if *plot != "" {
-		if err := writePlot(*plot, func(w io.Writer) error { return agents.Plot(w, rows) }); err != nil {
-			fprintf(stderr, "headroom bench agents: --plot: %v\n", err)
+		o := agents.Options{
+			Agents: *n, Processes: *processes, Redis: *redisURL, Window: *window, Demand: *demand,
+			TaskList: *tasks, Progress: stderr,
+			Command: func(ctx context.Context, args ...string) *exec.Cmd {
+				self, err := os.Executable()
+				if err != nil {
+					self = os.Args[0]
+				}
+				cmd := exec.CommandContext(ctx, self, args...)
+				cmd.Env = withoutEnv(os.Environ(), "HEADROOM_CONFIG", envJobIndex, envTaskIndex)
+				return cmd
+			},
+		}
+		if mf.emf != "" || mf.addr != "" {
+			o.Watch = func(mode, cfg string) func() {
+				if mode != agents.Shared {
+					return func() {} // per-process budgets: nothing shared to read
+				}
+				return watchStore(ctx, cfg, &mf, stdout, stderr)
+			}
+		}
+		switch *budgetMode {
+		case "":
+		case agents.Shared, agents.PerProcess:
+			o.Modes = []string{*budgetMode}
+		default:
+			fprintf(stderr, "headroom bench agents: --budget %q: want shared or per-process\n", *budgetMode)
+			return exitUsage
+		}
+		rows, err := agents.Run(ctx, o)
+		if err != nil {
+			fprintf(stderr, "headroom bench agents: %v\n", err)
+			if ctx.Err() != nil {
+				return exitInterrupted
+			}
 			return exitFailed
 		}
-		fprintf(stderr, "headroom bench agents: plot written to %s\n", *plot)
+		if *plot != "" {
+			if err := writePlot(*plot, func(w io.Writer) error { return agents.Plot(w, rows) }); err != nil {
+				fprintf(stderr, "headroom bench agents: --plot: %v\n", err)
+				return exitFailed
+			}
+			fprintf(stderr, "headroom bench agents: plot written to %s\n", *plot)
+		}
+		if *asJSON {
+			return printJSON(stdout, rows)
+		}
+		agents.Print(stdout, rows)
+		return exitOK
 	}
-	if *asJSON {
-		return printJSON(stdout, rows)
-	}
-	agents.Print(stdout, rows)
-	return exitOK
 }
 
 // withoutEnv drops the named variables from env.
@@ -114,52 +114,50 @@ next:
 // benchAgentsWorker runs several agents in one process, sharing its
 // Caller (and so its budget client), each with a Chromium of its own, and
 // prints their results as a JSON array.
-func benchAgentsWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("bench agents-worker", "", stderr)
+func benchAgentsWorker(fs *pflag.FlagSet) runner {
 	configFile := fs.String("config", "", "config `file`")
 	list := fs.String("tasks", "", "task list `file`")
 	var indexes listFlag
 	fs.Var(&indexes, "index", "a task `index` to run (repeatable)")
-	if code, done := parse(fs, args, stdout); done {
-		return code
-	}
-	var tasks []*agent.Task
-	for _, i := range indexes {
-		t, err := pickTask(*list, i)
-		if err != nil {
-			fprintf(stderr, "headroom bench agents-worker: %v\n", err)
-			return exitUsage
+	return func(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+		var tasks []*agent.Task
+		for _, i := range indexes {
+			t, err := pickTask(*list, i)
+			if err != nil {
+				fprintf(stderr, "headroom bench agents-worker: %v\n", err)
+				return exitUsage
+			}
+			tasks = append(tasks, t)
 		}
-		tasks = append(tasks, t)
+		caller, code := openCaller(ctx, *configFile, llm.Options{}, stderr)
+		if caller == nil {
+			return code
+		}
+		defer caller.Close()
+		results := make([]agent.Result, len(tasks))
+		var wg sync.WaitGroup
+		for i, task := range tasks {
+			wg.Go(func() {
+				bo, _, err := taskBrowser(browser.Options{}, task)
+				if err != nil {
+					results[i] = agent.Result{Task: task.Name, Status: agent.Errored, Reason: err.Error()}
+					return
+				}
+				page, err := browser.Open(ctx, bo)
+				if err != nil {
+					results[i] = agent.Result{Task: task.Name, Status: agent.Errored, Reason: err.Error()}
+					return
+				}
+				watch := watchResources(page.PID())
+				results[i], _ = agent.Run(ctx, task, agent.Options{Page: page, Caller: caller})
+				page.Close()
+				// The process's own peak is shared by its agents.
+				results[i].Totals.PeakRSSMB, results[i].Totals.ChromePeakRSSMB = watch.stop()
+			})
+		}
+		wg.Wait()
+		return printJSON(stdout, results)
 	}
-	caller, code := openCaller(ctx, *configFile, llm.Options{}, stderr)
-	if caller == nil {
-		return code
-	}
-	defer caller.Close()
-	results := make([]agent.Result, len(tasks))
-	var wg sync.WaitGroup
-	for i, task := range tasks {
-		wg.Go(func() {
-			bo, _, err := taskBrowser(browser.Options{}, task)
-			if err != nil {
-				results[i] = agent.Result{Task: task.Name, Status: agent.Errored, Reason: err.Error()}
-				return
-			}
-			page, err := browser.Open(ctx, bo)
-			if err != nil {
-				results[i] = agent.Result{Task: task.Name, Status: agent.Errored, Reason: err.Error()}
-				return
-			}
-			watch := watchResources(page.PID())
-			results[i], _ = agent.Run(ctx, task, agent.Options{Page: page, Caller: caller})
-			page.Close()
-			// The process's own peak is shared by its agents.
-			results[i].Totals.PeakRSSMB, results[i].Totals.ChromePeakRSSMB = watch.stop()
-		})
-	}
-	wg.Wait()
-	return printJSON(stdout, results)
 }
 
 // writePlot writes a plot whole or not at all.

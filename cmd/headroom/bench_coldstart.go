@@ -8,54 +8,50 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/pflag"
+
 	"github.com/headroom-agent/headroom/bench/coldstart"
 	"github.com/headroom-agent/headroom/budget"
 )
 
 // benchColdstart starts many headroom call processes at once against
 // sliding request windows, today's pacing and the learned one side by side.
-func benchColdstart(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("bench coldstart", "", stderr)
+func benchColdstart(fs *pflag.FlagSet) runner {
 	processes := fs.Int("processes", 200, "headroom call processes started at once")
-	redisURL := fs.String("redis", "", "the Redis `URL` the processes share (default $REDIS_URL, else redis://127.0.0.1:6379/0); each mode's keys get a prefix of their own")
+	redisURL := fs.String("redis", "", "the Redis `URL` the processes share (default $REDIS_URL, else redis://127.0.0.1:6379/15, a database apart from the default one a shared Redis keeps its data in); each mode's keys get a prefix of their own")
 	modes := fs.String("modes", strings.Join(coldstart.Modes, ","), "the pacing modes to run, comma-separated, of: "+strings.Join(coldstart.Modes, ", "))
 	delay := fs.Duration("dispatch-delay", 20*time.Millisecond, "the simulator counts a call this long after it arrives")
 	jitter := fs.Float64("dispatch-jitter", 0.5, "… spread by ± this fraction of itself")
 	coldLag := fs.Duration("cold-lag", 0, "the learned pacing's allowance before any lag is measured (default the config's default, "+budget.DefaultColdLag.String()+")")
 	asJSON := fs.Bool("json", false, "print an array of rows as JSON")
-	if code, done := parse(fs, args, stdout); done {
-		return code
+	return func(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+		if *processes < 1 || *delay < 0 || *jitter < 0 || *jitter > 1 {
+			fprintf(stderr, "headroom bench coldstart: --processes must be at least 1, --dispatch-delay at least 0, --dispatch-jitter from 0 to 1\n")
+			return exitUsage
+		}
+		self, err := os.Executable()
+		if err != nil {
+			fprintf(stderr, "headroom bench coldstart: %v\n", err)
+			return exitFailed
+		}
+		// Not a flag default: a password in $REDIS_URL would show in -h.
+		*redisURL = cmp.Or(*redisURL, os.Getenv("REDIS_URL"), "redis://127.0.0.1:6379/15")
+		o := coldstart.Options{
+			Processes: *processes, Redis: *redisURL, Modes: strings.Split(*modes, ","),
+			DispatchDelay: *delay, DispatchJitter: *jitter, ColdLag: *coldLag, Binary: self, Progress: stderr,
+		}
+		if *jitter == 0 {
+			o.DispatchJitter = -1 // none, rather than the default
+		}
+		rows, err := coldstart.Run(ctx, o)
+		if err != nil {
+			fprintf(stderr, "headroom bench coldstart: %v\n", err)
+			return exitFailed
+		}
+		if *asJSON {
+			return printJSON(stdout, rows)
+		}
+		coldstart.Print(stdout, rows)
+		return exitOK
 	}
-	if fs.NArg() > 0 {
-		fprintf(stderr, "headroom bench coldstart: unexpected argument %q\n", fs.Arg(0))
-		return exitUsage
-	}
-	if *processes < 1 || *delay < 0 || *jitter < 0 || *jitter > 1 {
-		fprintf(stderr, "headroom bench coldstart: --processes must be at least 1, --dispatch-delay at least 0, --dispatch-jitter from 0 to 1\n")
-		return exitUsage
-	}
-	self, err := os.Executable()
-	if err != nil {
-		fprintf(stderr, "headroom bench coldstart: %v\n", err)
-		return exitFailed
-	}
-	// Not a flag default: a password in $REDIS_URL would show in -h.
-	*redisURL = cmp.Or(*redisURL, os.Getenv("REDIS_URL"), "redis://127.0.0.1:6379/0")
-	o := coldstart.Options{
-		Processes: *processes, Redis: *redisURL, Modes: strings.Split(*modes, ","),
-		DispatchDelay: *delay, DispatchJitter: *jitter, ColdLag: *coldLag, Binary: self, Progress: stderr,
-	}
-	if *jitter == 0 {
-		o.DispatchJitter = -1 // none, rather than the default
-	}
-	rows, err := coldstart.Run(ctx, o)
-	if err != nil {
-		fprintf(stderr, "headroom bench coldstart: %v\n", err)
-		return exitFailed
-	}
-	if *asJSON {
-		return printJSON(stdout, rows)
-	}
-	coldstart.Print(stdout, rows)
-	return exitOK
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/headroom-agent/headroom/browser"
 	"github.com/headroom-agent/headroom/internal/redact"
+	"github.com/spf13/pflag"
 )
 
 // browserFlags are the flags of every command that drives a browser.
@@ -27,21 +27,21 @@ type browserFlags struct {
 	steps     string
 }
 
-func (b *browserFlags) add(fs *flag.FlagSet) {
+func (b *browserFlags) add(fs *pflag.FlagSet) {
 	b.addBrowser(fs)
 	fs.StringVar(&b.steps, "steps", "", "YAML `file` of steps to take after the page loads (click, type, select, ...)")
 }
 
 // addBrowser adds the flags that choose and bound the browser, without
 // --steps (a task file has its own).
-func (b *browserFlags) addBrowser(fs *flag.FlagSet) {
+func (b *browserFlags) addBrowser(fs *pflag.FlagSet) {
 	fs.StringVar(&b.chrome, "chrome", "", "Chrome or Chromium `path` to launch (default $CHROME_PATH, then chromium, google-chrome, ... on $PATH)")
 	fs.StringVar(&b.remote, "browser", "", "attach to a running browser at this DevTools `address` (ws://host:port/devtools/browser/ID or http://host:port) instead of launching one")
 	fs.Var(&b.allow, "allow", "allow only this `domain` (and its subdomains) or IP address, in every tab, frame and worker; repeat for more; default: any")
 	fs.Var(&b.schemes, "allow-scheme", "let navigations load this URL `scheme` too (file, data, chrome, ...); only http and https by default")
 	fs.Var(&b.redact, "redact-name", "treat this header, query parameter or body field `name` as secret too, in HAR files, cassettes, logs and errors; repeat for more")
 	fs.DurationVar(&b.timeout, "load-timeout", 30*time.Second, "give up on a page that has not loaded within this `duration`")
-	fs.BoolVar(&b.verbose, "v", false, "log blocked requests and Chrome's own output to stderr")
+	fs.BoolVarP(&b.verbose, "verbose", "v", false, "log blocked requests and Chrome's own output to stderr")
 	fs.BoolVar(&b.noSandbox, "no-sandbox", envTrue(envNoSandbox), "launch Chrome without its own sandbox, for a container that forbids the user namespaces it needs (the container is then the sandbox); default $"+envNoSandbox)
 }
 

@@ -3,13 +3,15 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"strings"
 
+	"github.com/spf13/pflag"
+
 	"github.com/headroom-agent/headroom/budget"
 	"github.com/headroom-agent/headroom/budget/calibrate"
+	"github.com/headroom-agent/headroom/internal/plural"
 	"github.com/headroom-agent/headroom/llm"
 )
 
@@ -19,80 +21,73 @@ import (
 // charge compares with headroom's estimate, and the dispatch lag. Exit 0:
 // every deployment calibrated; 1: one could not be; 2: bad usage or a
 // config that does not load.
-func budgetCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("budget calibrate", "", stderr)
+func budgetCalibrate(fs *pflag.FlagSet) runner {
 	configFile := fs.String("config", "", "config `file` naming the deployments (default $HEADROOM_CONFIG)")
 	only := fs.String("deployment", "", "calibrate only the deployment of this `name`")
 	timeout := fs.Duration("timeout", calibrate.DefaultTimeout, "how long each call may take")
 	asJSON := fs.Bool("json", false, `print [{"deployment", "released", "recommendation", "estimate_ratio", "dispatch_lag_ms_p99", "evidence"}] instead of a table`)
-	if code, done := parse(fs, args, stdout); done {
-		return code
-	}
-	if fs.NArg() > 0 {
-		fprintf(stderr, "headroom budget calibrate: unexpected argument %q\n", fs.Arg(0))
-		fs.Usage()
-		return exitUsage
-	}
-	if *timeout <= 0 {
-		fprintf(stderr, "headroom budget calibrate: --timeout %v: use a duration above zero, such as 20s\n", *timeout)
-		return exitUsage
-	}
-	f, file, ok := fleetConfig("budget calibrate", *configFile, stderr)
-	if !ok {
-		return exitUsage
-	}
-	ds := f.Budget.Deployments
-	if *only != "" {
-		var names []string
-		var picked []budget.Deployment
-		for _, d := range ds {
-			names = append(names, d.Name)
-			if d.Name == *only {
-				picked = append(picked, d)
-			}
-		}
-		if len(picked) == 0 {
-			fprintf(stderr, "headroom budget calibrate: --deployment %q: %s has no such deployment (have: %s)\n", *only, file, strings.Join(names, ", "))
+	return func(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+		if *timeout <= 0 {
+			fprintf(stderr, "headroom budget calibrate: --timeout %v: use a duration above zero, such as 20s\n", *timeout)
 			return exitUsage
 		}
-		ds = picked
-	}
-
-	client := &http.Client{} // one, so the calls after the first reuse its connection
-	o := calibrate.Options{
-		Window:  f.Budget.Window,
-		Timeout: *timeout,
-		Logf: func(format string, args ...any) {
-			fprintf(stderr, "headroom budget calibrate: "+format+"\n", args...)
-		},
-		Exchange: func(ctx context.Context, d budget.Deployment, maxTokens int64) (calibrate.Answer, error) {
-			r, err := llm.ProbeCompletion(ctx, d, maxTokens, llm.ProbeOptions{HTTPClient: client})
-			return calibrate.Answer{Status: r.Status, Header: r.Header, Code: r.Code, Message: r.Message,
-				Used: r.TotalTokens, Estimate: r.Estimate, Lag: r.Lag, Latency: r.Latency}, err
-		},
-	}
-	to := ds[0].Name
-	if len(ds) > 1 {
-		to = fmt.Sprintf("each of %d deployments", len(ds))
-	}
-	fprintf(stderr, "headroom budget calibrate: %d calls to %s (%d of them capped at up to %d tokens), outside the budget\n",
-		2*calibrate.Samples+2, to, calibrate.Samples, calibrate.DefaultMaxTokens)
-	results := calibrate.Run(ctx, ds, o)
-	if ctx.Err() != nil && errors.Is(ctx.Err(), context.Canceled) {
-		fprintf(stderr, "headroom budget calibrate: interrupted\n")
-		return exitInterrupted
-	}
-	if *asJSON {
-		if code := printJSON(stdout, results); code != exitOK {
-			return code
+		f, file, ok := fleetConfig("budget calibrate", *configFile, stderr)
+		if !ok {
+			return exitUsage
 		}
-	} else if err := calibrate.WriteText(stdout, results, calibrate.Config{Name: file, Refund: f.Budget.Refund, Margin: f.Budget.Margin}); err != nil {
-		return exitFailed
-	}
-	for _, r := range results {
-		if r.Failed() {
+		ds := f.Budget.Deployments
+		if *only != "" {
+			var names []string
+			var picked []budget.Deployment
+			for _, d := range ds {
+				names = append(names, d.Name)
+				if d.Name == *only {
+					picked = append(picked, d)
+				}
+			}
+			if len(picked) == 0 {
+				fprintf(stderr, "headroom budget calibrate: --deployment %q: %s has no such deployment (have: %s)\n", *only, file, strings.Join(names, ", "))
+				return exitUsage
+			}
+			ds = picked
+		}
+
+		client := &http.Client{} // one, so the calls after the first reuse its connection
+		o := calibrate.Options{
+			Window:  f.Budget.Window,
+			Timeout: *timeout,
+			Logf: func(format string, args ...any) {
+				fprintf(stderr, "headroom budget calibrate: "+format+"\n", args...)
+			},
+			Exchange: func(ctx context.Context, d budget.Deployment, maxTokens int64) (calibrate.Answer, error) {
+				r, err := llm.ProbeCompletion(ctx, d, maxTokens, llm.ProbeOptions{HTTPClient: client})
+				return calibrate.Answer{Status: r.Status, Header: r.Header, Code: r.Code, Message: r.Message,
+					Used: r.TotalTokens, Estimate: r.Estimate, Lag: r.Lag, Latency: r.Latency}, err
+			},
+		}
+		to := ds[0].Name
+		if len(ds) > 1 {
+			to = "each of " + plural.Of(len(ds), "deployment")
+		}
+		fprintf(stderr, "headroom budget calibrate: %d calls to %s (%d of them capped at up to %d tokens), outside the budget\n",
+			2*calibrate.Samples+2, to, calibrate.Samples, calibrate.DefaultMaxTokens)
+		results := calibrate.Run(ctx, ds, o)
+		if ctx.Err() != nil && errors.Is(ctx.Err(), context.Canceled) {
+			fprintf(stderr, "headroom budget calibrate: interrupted\n")
+			return exitInterrupted
+		}
+		if *asJSON {
+			if code := printJSON(stdout, results); code != exitOK {
+				return code
+			}
+		} else if err := calibrate.WriteText(stdout, results, calibrate.Config{Name: file, Refund: f.Budget.Refund, Margin: f.Budget.Margin}); err != nil {
 			return exitFailed
 		}
+		for _, r := range results {
+			if r.Failed() {
+				return exitFailed
+			}
+		}
+		return exitOK
 	}
-	return exitOK
 }

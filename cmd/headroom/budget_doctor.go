@@ -5,6 +5,8 @@ import (
 	"io"
 	"os"
 
+	"github.com/spf13/pflag"
+
 	"github.com/headroom-agent/headroom/budget"
 	"github.com/headroom-agent/headroom/budget/doctor"
 	"github.com/headroom-agent/headroom/calltypes"
@@ -16,58 +18,51 @@ import (
 // asks each deployment what it allows and serves. Exit 0: nothing to fix
 // (infos do not count); 1: a warning or an error; 2: a config that does
 // not load, or bad usage.
-func budgetDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("budget doctor", "", stderr)
+func budgetDoctor(fs *pflag.FlagSet) runner {
 	configFile := fs.String("config", "", "config `file` to check (default $HEADROOM_CONFIG)")
 	probe := fs.Bool("probe", false, "send one tiny chat completion to each deployment (outside the budget) and compare its limits and model with the config")
 	timeout := fs.Duration("timeout", doctor.DefaultTimeout, "how long each probe may take")
 	asJSON := fs.Bool("json", false, `print {"findings": [...], "probed": [...]} instead of a list`)
-	if code, done := parse(fs, args, stdout); done {
-		return code
-	}
-	if fs.NArg() > 0 {
-		fprintf(stderr, "headroom budget doctor: unexpected argument %q\n", fs.Arg(0))
-		fs.Usage()
-		return exitUsage
-	}
-	if *configFile == "" {
-		*configFile = os.Getenv(config.Env)
-	}
-	if *configFile == "" {
-		fprintf(stderr, "headroom budget doctor: no config to check: pass --config FILE or set $%s\n", config.Env)
-		return exitUsage
-	}
-	f, warnings, err := config.Load(*configFile)
-	if err == nil {
-		// The call-type overrides a fleet would apply at start.
-		err = f.Apply(calltypes.Default())
-	}
-	if err != nil {
-		fprintf(stderr, "headroom budget doctor: %v\n", err)
-		return exitUsage
-	}
-	o := doctor.Options{Warnings: warnings, Timeout: *timeout}
-	if *probe {
-		fprintf(stderr, "headroom budget doctor: probing the config's deployments, one tiny call each (%d)\n", len(f.Budget.Deployments))
-		o.Probe = func(ctx context.Context, d budget.Deployment) (doctor.Answer, error) {
-			r, err := llm.Probe(ctx, d, llm.ProbeOptions{})
-			return doctor.Answer{Status: r.Status, Header: r.Header, Model: r.Model, Code: r.Code, Message: r.Message, Latency: r.Latency}, err
+	return func(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+		if *configFile == "" {
+			*configFile = os.Getenv(config.Env)
 		}
-	}
-	report := doctor.Check(ctx, f, o)
-	if ctx.Err() != nil {
-		fprintf(stderr, "headroom budget doctor: interrupted\n")
-		return exitInterrupted
-	}
-	if *asJSON {
-		if code := printJSON(stdout, report); code != exitOK {
-			return code
+		if *configFile == "" {
+			fprintf(stderr, "headroom budget doctor: no config to check: pass --config FILE or set $%s\n", config.Env)
+			return exitUsage
 		}
-	} else if err := report.WriteText(stdout); err != nil {
-		return exitFailed
+		f, warnings, err := config.Load(*configFile)
+		if err == nil {
+			// The call-type overrides a fleet would apply at start.
+			err = f.Apply(calltypes.Default())
+		}
+		if err != nil {
+			fprintf(stderr, "headroom budget doctor: %v\n", err)
+			return exitUsage
+		}
+		o := doctor.Options{Warnings: warnings, Timeout: *timeout}
+		if *probe {
+			fprintf(stderr, "headroom budget doctor: probing the config's deployments, one tiny call each (%d)\n", len(f.Budget.Deployments))
+			o.Probe = func(ctx context.Context, d budget.Deployment) (doctor.Answer, error) {
+				r, err := llm.Probe(ctx, d, llm.ProbeOptions{})
+				return doctor.Answer{Status: r.Status, Header: r.Header, Model: r.Model, Code: r.Code, Message: r.Message, Latency: r.Latency}, err
+			}
+		}
+		report := doctor.Check(ctx, f, o)
+		if ctx.Err() != nil {
+			fprintf(stderr, "headroom budget doctor: interrupted\n")
+			return exitInterrupted
+		}
+		if *asJSON {
+			if code := printJSON(stdout, report); code != exitOK {
+				return code
+			}
+		} else if err := report.WriteText(stdout); err != nil {
+			return exitFailed
+		}
+		if report.Failed() {
+			return exitFailed
+		}
+		return exitOK
 	}
-	if report.Failed() {
-		return exitFailed
-	}
-	return exitOK
 }

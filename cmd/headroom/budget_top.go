@@ -6,6 +6,8 @@ import (
 	"io"
 	"time"
 
+	"github.com/spf13/pflag"
+
 	"github.com/gdamore/tcell/v2"
 	"github.com/headroom-agent/headroom/budget"
 	"github.com/headroom-agent/headroom/budget/top"
@@ -13,68 +15,61 @@ import (
 
 // budgetTop shows the shared store live, per deployment: what the whole
 // fleet holds, not what this process does (it holds nothing).
-func budgetTop(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("budget top", "", stderr)
+func budgetTop(fs *pflag.FlagSet) runner {
 	configFile := fs.String("config", "", "config `file` naming the deployments and the store (default $HEADROOM_CONFIG)")
 	interval := fs.Duration("interval", time.Second, "how often to read the store")
 	once := fs.Bool("once", false, "print one frame as plain text to stdout and exit, leaving the terminal alone")
 	width := fs.Int("width", top.DefaultWidth, "`columns` of the --once frame")
-	if code, done := parse(fs, args, stdout); done {
-		return code
-	}
-	if fs.NArg() > 0 {
-		fprintf(stderr, "headroom budget top: unexpected argument %q\n", fs.Arg(0))
-		fs.Usage()
-		return exitUsage
-	}
-	if *interval <= 0 {
-		fprintf(stderr, "headroom budget top: --interval %v: use a duration above zero, such as 1s\n", *interval)
-		return exitUsage
-	}
-	if *width < 1 {
-		fprintf(stderr, "headroom budget top: --width %d: use 1 column or more\n", *width)
-		return exitUsage
-	}
-	f, file, ok := fleetConfig("budget top", *configFile, stderr)
-	if !ok {
-		return exitUsage
-	}
-	cfg := &f.Budget // validated by the load
-	note := ""
-	if addr, err := cfg.RedisURL(); err == nil && addr == "" {
-		note = "This config names no Redis (redis: or redis_env:): the store is this process's own, and no agent writes to it."
-		fprintf(stderr, "headroom budget top: the config names no Redis (redis: or redis_env:), so the store is this process's own: no agent writes to it, and the view stays empty\n")
-	}
-	router, closeStore, err := storeRouter(ctx, cfg)
-	if code := topStoreError(err, exitUsage, stderr); code != exitOK {
-		return code
-	}
-	defer closeStore()
-	o := top.Options{Name: file, Note: note, Window: cfg.Window}
-
-	if *once {
-		d, err := router.Dashboard(ctx)
-		if code := topStoreError(err, exitFailed, stderr); code != exitOK {
+	return func(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+		if *interval <= 0 {
+			fprintf(stderr, "headroom budget top: --interval %v: use a duration above zero, such as 1s\n", *interval)
+			return exitUsage
+		}
+		if *width < 1 {
+			fprintf(stderr, "headroom budget top: --width %d: use 1 column or more\n", *width)
+			return exitUsage
+		}
+		f, file, ok := fleetConfig("budget top", *configFile, stderr)
+		if !ok {
+			return exitUsage
+		}
+		cfg := &f.Budget // validated by the load
+		note := ""
+		if addr, err := cfg.RedisURL(); err == nil && addr == "" {
+			note = "This config names no Redis (redis: or redis_env:): the store is this process's own, and no agent writes to it."
+			fprintf(stderr, "headroom budget top: the config names no Redis (redis: or redis_env:), so the store is this process's own: no agent writes to it, and the view stays empty\n")
+		}
+		router, closeStore, err := storeRouter(ctx, cfg)
+		if code := topStoreError(err, exitUsage, stderr); code != exitOK {
 			return code
 		}
-		o.Width = *width
-		fprintf(stdout, "%s", top.Text(top.Render(d, d.At, o)))
-		return exitOK
-	}
+		defer closeStore()
+		o := top.Options{Name: file, Note: note, Window: cfg.Window}
 
-	s, err := tcell.NewScreen()
-	if err != nil {
-		fprintf(stderr, "headroom budget top: no terminal to draw on (%v); --once prints one frame as text\n", err)
-		return exitUsage
-	}
-	err = top.Run(ctx, s, router.Dashboard, o, *interval)
-	switch {
-	case err == nil, ctx.Err() != nil:
-		// q, Ctrl-C, or SIGINT/SIGTERM: each is how a watch ends.
-		return exitOK
-	default:
-		fprintf(stderr, "headroom budget top: %v\n", err)
-		return exitFailed
+		if *once {
+			d, err := router.Dashboard(ctx)
+			if code := topStoreError(err, exitFailed, stderr); code != exitOK {
+				return code
+			}
+			o.Width = *width
+			fprintf(stdout, "%s", top.Text(top.Render(d, d.At, o)))
+			return exitOK
+		}
+
+		s, err := tcell.NewScreen()
+		if err != nil {
+			fprintf(stderr, "headroom budget top: no terminal to draw on (%v); --once prints one frame as text\n", err)
+			return exitUsage
+		}
+		err = top.Run(ctx, s, router.Dashboard, o, *interval)
+		switch {
+		case err == nil, ctx.Err() != nil:
+			// q, Ctrl-C, or SIGINT/SIGTERM: each is how a watch ends.
+			return exitOK
+		default:
+			fprintf(stderr, "headroom budget top: %v\n", err)
+			return exitFailed
+		}
 	}
 }
 

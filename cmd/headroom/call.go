@@ -9,91 +9,90 @@ import (
 	"io"
 	"os"
 
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
 	"github.com/headroom-agent/headroom/budget"
 	"github.com/headroom-agent/headroom/calltypes"
+	"github.com/headroom-agent/headroom/config"
 	"github.com/headroom-agent/headroom/llm"
 )
 
 // runCall runs one call of a type and prints its record: how a user tries
 // a new type before an agent uses it.
-func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("call", "TYPE", stderr)
+func runCall(fs *pflag.FlagSet) runner {
 	input := fs.String("input", "", "JSON `file` with the call's input (- for standard input)")
 	configFile := fs.String("config", "", "config `file` of real deployments (default $HEADROOM_CONFIG; none: the embedded simulator)")
-	record := fs.String("record", "", "append the exchanges to this cassette `file`")
-	replay := fs.String("replay", "", "answer from this cassette `file`, with no network")
+	record := fs.String("record-calls", "", "append the exchanges to this cassette `file`")
+	replay := fs.String("cassette", "", "answer from this cassette `file`, with no network")
 	retry := fs.Bool("retry-truncated", false, "ask once more with twice the cap when an answer is cut at it, instead of failing")
-	if len(args) > 0 && args[0] != "" && args[0][0] != '-' {
-		// TYPE first, flags after, as the usage line shows.
-		args = append(args[1:], args[0])
-	}
-	if code, done := parse(fs, args, stdout); done {
-		return code
-	}
-	if fs.NArg() != 1 || *input == "" {
-		fprintf(stderr, "headroom call: want one TYPE and --input FILE\n")
-		fs.Usage()
-		return exitUsage
-	}
-	if *record != "" && *replay != "" {
-		fprintf(stderr, "headroom call: --record and --replay do not go together\n")
-		return exitUsage
-	}
-	typeName := fs.Arg(0)
-	types := calltypes.Default()
-	o := llm.Options{Types: types, Record: *record, Replay: *replay}
-	if *retry {
-		o.Truncation = llm.RetryTruncated
-	}
-	caller, code := openCaller(ctx, *configFile, o, stderr)
-	if caller == nil {
-		return code
-	}
-	defer caller.Close()
-	if _, ok := types.Lookup(typeName); !ok { // the config's own types are there now
-		var names []string
-		for _, t := range types.Types() {
-			names = append(names, t.Name)
+	renamed(fs, "record", "record-calls")
+	renamed(fs, "replay", "cassette")
+	return func(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+		if *input == "" {
+			fprintf(stderr, "headroom call: want --input FILE, the call's input as JSON (- for standard input)\n")
+			return exitUsage
 		}
-		fprintf(stderr, "headroom call: unknown call type %q (have %v)\n", typeName, names)
-		return exitUsage
-	}
-	var raw []byte
-	var err error
-	if *input == "-" {
-		raw, err = io.ReadAll(os.Stdin)
-	} else {
-		raw, err = os.ReadFile(*input)
-	}
-	if err != nil {
-		fprintf(stderr, "headroom call: --input: %v\n", err)
-		return exitUsage
-	}
-	var in any
-	if err := decodeInput(raw, &in); err != nil {
-		fprintf(stderr, "headroom call: %s: %v\n", *input, err)
-		return exitUsage
-	}
+		if *record != "" && *replay != "" {
+			fprintf(stderr, "headroom call: --record-calls records the model, and --cassette answers from a recording: drop one\n")
+			return exitUsage
+		}
+		typeName := args[0]
+		types := calltypes.Default()
+		o := llm.Options{Types: types, Record: *record, Replay: *replay}
+		if *retry {
+			o.Truncation = llm.RetryTruncated
+		}
+		caller, code := openCaller(ctx, *configFile, o, stderr)
+		if caller == nil {
+			return code
+		}
+		defer caller.Close()
+		if _, ok := types.Lookup(typeName); !ok { // the config's own types are there now
+			var names []string
+			for _, t := range types.Types() {
+				names = append(names, t.Name)
+			}
+			fprintf(stderr, "headroom call: unknown call type %q (have %v)\n", typeName, names)
+			return exitUsage
+		}
+		var raw []byte
+		var err error
+		if *input == "-" {
+			raw, err = io.ReadAll(os.Stdin)
+		} else {
+			raw, err = os.ReadFile(*input)
+		}
+		if err != nil {
+			fprintf(stderr, "headroom call: --input: %v\n", err)
+			return exitUsage
+		}
+		var in any
+		if err := decodeInput(raw, &in); err != nil {
+			fprintf(stderr, "headroom call: %s: %v\n", *input, err)
+			return exitUsage
+		}
 
-	out, rep, err := caller.Call(ctx, typeName, in, llm.CallOptions{})
-	if err != nil {
-		fprintf(stderr, "headroom call: %v\n", err)
-		var ie *calltypes.InputError
-		if errors.As(err, &ie) {
-			return exitUsage // the input file is wrong, and nothing was spent
+		out, rep, err := caller.Call(ctx, typeName, in, llm.CallOptions{})
+		if err != nil {
+			fprintf(stderr, "headroom call: %v\n", err)
+			var ie *calltypes.InputError
+			if errors.As(err, &ie) {
+				return exitUsage // the input file is wrong, and nothing was spent
+			}
+			if errors.Is(err, budget.ErrShed) || errors.Is(err, budget.ErrTooLarge) {
+				return exitBudget
+			}
+			if ctx.Err() != nil {
+				return exitInterrupted
+			}
+			return exitFailed
 		}
-		if errors.Is(err, budget.ErrShed) || errors.Is(err, budget.ErrTooLarge) {
-			return exitBudget
-		}
-		if ctx.Err() != nil {
-			return exitInterrupted
-		}
-		return exitFailed
+		return printJSON(stdout, struct {
+			llm.Report
+			Output any `json:"output"`
+		}{rep, out})
 	}
-	return printJSON(stdout, struct {
-		llm.Report
-		Output any `json:"output"`
-	}{rep, out})
 }
 
 // decodeInput reads a call's input: one JSON value, nothing after it.
@@ -114,4 +113,27 @@ func decodeInput(raw []byte, v *any) error {
 		return errors.New("more than one JSON value: give one object")
 	}
 	return nil
+}
+
+// completeCallTypes offers the call types' names, the --config file's
+// own among them.
+func completeCallTypes(cmd *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
+	if len(args) > 0 {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	types := calltypes.Default()
+	file := os.Getenv(config.Env)
+	if f := cmd.Flags().Lookup("config"); f != nil && f.Value.String() != "" {
+		file = f.Value.String()
+	}
+	if file != "" {
+		if f, _, err := config.Load(file); err == nil {
+			_ = f.Apply(types)
+		}
+	}
+	var names []string
+	for _, t := range types.Types() {
+		names = append(names, t.Name)
+	}
+	return names, cobra.ShellCompDirectiveNoFileComp
 }

@@ -15,7 +15,7 @@ func TestCallOnTheEmbeddedSimulator(t *testing.T) {
 	dir := t.TempDir()
 	cassette := filepath.Join(dir, "run.jsonl")
 	in := "../../calltypes/examples/click-pick.json"
-	code, out, errs := runArgs(t, "call", "click-pick", "--input", in, "--record", cassette)
+	code, out, errs := runArgs(t, "call", "click-pick", "--input", in, "--record-calls", cassette)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
@@ -32,7 +32,7 @@ func TestCallOnTheEmbeddedSimulator(t *testing.T) {
 		t.Errorf("record %s", out)
 	}
 	// The same call answered from the cassette, with no simulator.
-	code, replayed, errs := runArgs(t, "call", "click-pick", "--input", in, "--replay", cassette)
+	code, replayed, errs := runArgs(t, "call", "click-pick", "--input", in, "--cassette", cassette)
 	if code != 0 || replayed != out {
 		t.Errorf("replay exit %d (%s):\n%s\nwant\n%s", code, errs, replayed, out)
 	}
@@ -51,9 +51,10 @@ func TestCallRefusesBadInput(t *testing.T) {
 	}{
 		{[]string{"call", "click-pick", "--input", bad}, "not JSON: it ends at byte"},
 		{[]string{"call", "extract-tabel", "--input", bad}, `unknown call type "extract-tabel"`},
-		{[]string{"call", "click-pick"}, "want one TYPE and --input FILE"},
+		{[]string{"call", "click-pick"}, "want --input FILE"},
+		{[]string{"call", "--input", bad}, "want TYPE"},
 		{[]string{"call", "click-pick", "--input", "/no/such.json"}, "/no/such.json"},
-		{[]string{"call", "click-pick", "--input", bad, "--record", "a", "--replay", "b"}, "do not go together"},
+		{[]string{"call", "click-pick", "--input", bad, "--record-calls", "a", "--cassette", "b"}, "drop one"},
 	} {
 		code, _, errs := runArgs(t, c.args...)
 		if code != 2 || !strings.Contains(errs, c.want) {

@@ -10,7 +10,7 @@ import (
 
 func TestCalltypesJSON(t *testing.T) {
 	var out, errb bytes.Buffer
-	if code := runCalltypes(context.Background(), []string{"--json"}, &out, &errb); code != exitOK {
+	if code := run(context.Background(), []string{"calltypes", "--json"}, &out, &errb); code != exitOK {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
 	var rows []map[string]any
@@ -36,7 +36,7 @@ func TestCalltypesJSON(t *testing.T) {
 
 func TestCalltypesTable(t *testing.T) {
 	var out, errb bytes.Buffer
-	if code := runCalltypes(context.Background(), nil, &out, &errb); code != exitOK {
+	if code := run(context.Background(), []string{"calltypes"}, &out, &errb); code != exitOK {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
@@ -50,11 +50,11 @@ func TestCalltypesTable(t *testing.T) {
 
 func TestCalltypesUsage(t *testing.T) {
 	var out, errb bytes.Buffer
-	if code := runCalltypes(context.Background(), []string{"stray"}, &out, &errb); code != exitUsage || !strings.Contains(errb.String(), `unexpected argument "stray"`) {
+	if code := run(context.Background(), []string{"calltypes", "stray"}, &out, &errb); code != exitUsage || !strings.Contains(errb.String(), `unexpected argument "stray"`) {
 		t.Errorf("stray argument: exit %d, stderr %q", code, errb.String())
 	}
 	out.Reset()
-	if code := runCalltypes(context.Background(), []string{"-h"}, &out, &errb); code != exitOK || !strings.Contains(out.String(), "-json") {
+	if code := run(context.Background(), []string{"calltypes", "-h"}, &out, &errb); code != exitOK || !strings.Contains(out.String(), "-json") {
 		t.Errorf("-h: exit %d, stdout %q", code, out.String())
 	}
 }

@@ -172,23 +172,23 @@ func TestCanarySecretsReachNoOutput(t *testing.T) {
  "elements": [{"index": 0, "role": "textbox", "name": "Password", "tag": "input", "type": "password"}, {"index": 1, "role": "button", "name": "Sign in", "tag": "button"}],
  "text": "Sign in. Debug: api-key=`+canaryKey+`"}}`)
 	cas := filepath.Join(callDir, "calls.jsonl")
-	code, so, se = runCmd(t, "call", "click-pick", "--input", in, "--config", cfg, "--record", cas)
+	code, so, se = runCmd(t, "call", "click-pick", "--input", in, "--config", cfg, "--record-calls", cas)
 	ran("call --record", code, so, se)
 	if code != exitOK {
 		t.Fatalf("call --record exited %d:\n%s\n%s", code, so, se)
 	}
-	code, so, se = runCmd(t, "call", "click-pick", "--input", in, "--config", cfg, "--replay", cas)
+	code, so, se = runCmd(t, "call", "click-pick", "--input", in, "--config", cfg, "--cassette", cas)
 	ran("call --replay", code, so, se)
 	if code != exitOK {
 		t.Errorf("the replay of a call whose input held the key exited %d:\n%s\n%s", code, so, se)
 	}
-	code, so, se = runCmd(t, "call", "click-pick", "--input", in, "--replay", cas) // the embedded default: no key known
+	code, so, se = runCmd(t, "call", "click-pick", "--input", in, "--cassette", cas) // the embedded default: no key known
 	ran("call --replay, no key", code, so, se)
 	if code != exitOK {
 		t.Errorf("the replay, with no key known, of a call whose input held it exited %d:\n%s\n%s", code, so, se)
 	}
 	miss := writeFile(t, callDir, "miss.json", strings.Replace(mustRead(t, in), `"sign in"`, `"sign out, `+canaryKey+`"`, 1))
-	code, so, se = runCmd(t, "call", "click-pick", "--input", miss, "--config", cfg, "--replay", cas)
+	code, so, se = runCmd(t, "call", "click-pick", "--input", miss, "--config", cfg, "--cassette", cas)
 	ran("call --replay miss", code, so, se)
 	if code == exitOK || !strings.Contains(se, "differs") {
 		t.Errorf("a cassette miss exited %d:\n%s\n%s", code, so, se)

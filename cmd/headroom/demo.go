@@ -5,6 +5,8 @@ import (
 	"io"
 	"os"
 
+	"github.com/spf13/pflag"
+
 	"github.com/headroom-agent/headroom/config"
 )
 
@@ -15,18 +17,22 @@ const demoTask = "testdata/tasks/shop-cheapest-desk.yaml"
 // recorded pages, with the embedded default (the simulator and its
 // heuristic stand-in in this process, the in-memory budget), writing the
 // result and the report to --out. It needs no network, no key, no config.
-func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("demo", "", stderr)
+func runDemo(fs *pflag.FlagSet) runner {
 	task := fs.String("task", demoTask, "the task `file` to run (run from the repository's root for the default)")
 	out := fs.String("out", "demo-out", "write result.json, report.html and the screenshots into this `directory`")
-	if code, done := parse(fs, args, stdout); done {
-		return code
+	return func(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+		if _, err := os.Stat(*task); err != nil {
+			fprintf(stderr, "headroom demo: %v: run it from the repository's root, or name a task with --task\n", err)
+			return exitUsage
+		}
+		// The demo is the embedded default whatever the environment says.
+		os.Unsetenv(config.Env)
+		fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
+		run := runTask(fs)
+		if err := fs.Parse([]string{"--out", *out}); err != nil {
+			fprintf(stderr, "headroom demo: %v\n", err)
+			return exitUsage
+		}
+		return run(ctx, []string{*task}, stdout, stderr)
 	}
-	if _, err := os.Stat(*task); err != nil {
-		fprintf(stderr, "headroom demo: %v: run it from the repository's root, or name a task with --task\n", err)
-		return exitUsage
-	}
-	// The demo is the embedded default whatever the environment says.
-	os.Unsetenv(config.Env)
-	return runTask(ctx, []string{*task, "--out", *out}, stdout, stderr)
 }

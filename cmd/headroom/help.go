@@ -1,38 +1,46 @@
 package main
 
 import (
-	"context"
+	"errors"
 	"fmt"
 	"io"
+
+	"github.com/spf13/cobra"
 )
 
-func usage(w io.Writer) {
-	fprintf(w, "headroom runs browser-automation agents that share one Azure OpenAI budget.\n\n")
-	fprintf(w, "Usage:\n\n\theadroom COMMAND [flags]\n\nCommands:\n\n")
-	for _, c := range commands() {
-		fprintf(w, "\t%-10s %s\n", c.name, c.summary)
-	}
-	fprintf(w, "\nRun \"headroom COMMAND -h\" for a command's flags.\n")
-	fprintf(w, "\nExit codes: 0 success, 1 failed, 2 bad usage or config, 3 no budget in time,\n4 browser failure, 130 interrupted.\n")
-}
-
-func runHelp(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	switch len(args) {
-	case 0:
-		usage(stdout)
-		return exitOK
-	case 1:
-		for _, c := range commands() {
-			if c.name == args[0] && c.name != "help" {
-				return c.run(ctx, []string{"-h"}, stdout, stderr)
+// helpCommand is headroom help [COMMAND...]: cobra's own, except that a
+// name it does not know is an error (exit 2) with a suggestion, not a
+// page of help and success.
+func helpCommand(root *cobra.Command) *cobra.Command {
+	return &cobra.Command{
+		Use:   "help [COMMAND]...",
+		Short: "show help for headroom or one command (help bench store)",
+		ValidArgsFunction: func(c *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
+			cmd, _, err := root.Find(args)
+			if err != nil {
+				return nil, cobra.ShellCompDirectiveNoFileComp
 			}
-		}
-		fprintf(stderr, "headroom help: unknown command %q\n\n", args[0])
-		usage(stderr)
-		return exitUsage
-	default:
-		fprintf(stderr, "usage: headroom help [COMMAND]\n")
-		return exitUsage
+			var names []string
+			for _, s := range cmd.Commands() {
+				if s.IsAvailableCommand() {
+					names = append(names, s.Name()+"\t"+s.Short)
+				}
+			}
+			return names, cobra.ShellCompDirectiveNoFileComp
+		},
+		RunE: func(c *cobra.Command, args []string) error {
+			cmd, rest, err := root.Find(args)
+			if err != nil {
+				return err
+			}
+			if len(rest) > 0 {
+				if cmd.HasSubCommands() {
+					return groupArgs(cmd, rest)
+				}
+				return errors.New(fmt.Sprintf("%q is not a command of %q", rest[0], cmd.CommandPath()))
+			}
+			return cmd.Help()
+		},
 	}
 }
 

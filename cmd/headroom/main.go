@@ -13,6 +13,9 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // Exit codes, the same for every command.
@@ -32,49 +35,58 @@ func main() {
 	os.Exit(code)
 }
 
-// command is one subcommand. run gets the arguments after the command's
-// name and returns the exit code.
+// runner is a command's work once its flags are parsed: it gets the
+// positional arguments and returns the exit code.
+type runner func(ctx context.Context, args []string, stdout, stderr io.Writer) int
+
+// command is one subcommand: flags declares its flags on the set and
+// returns its runner, so help and completion know the flags without
+// running anything.
 type command struct {
-	name    string
+	use     string // the name, then the arguments as the usage line shows them
 	summary string
-	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) int
+	args    cobra.PositionalArgs
+	flags   func(*pflag.FlagSet) runner
+	subs    []command // a group: headroom budget, headroom bench
+	hidden  bool      // started by another command, not by people
+	// complete offers values for the positional arguments.
+	complete cobra.CompletionFunc
 }
 
 func commands() []command {
 	return []command{
-		{"run", "run one agent on a task file and print its result", runTask},
-		{"record", "record a page (and scripted steps on it) as a HAR file for offline replay", runRecord},
-		{"observe", "print what an agent sees of a page, live or replayed from a HAR file", runObserve},
-		{"sim", "serve a simulated Azure OpenAI endpoint with Azure's rate limits", runSim},
-		{"calltypes", "list the call types and their caps", runCalltypes},
-		{"call", "run one call of a call type and print its record", runCall},
-		{"budget", "the fleet's budget: budget plan, doctor, top, calibrate", runBudget},
-		{"bench", "measure: bench store, bench burst, bench fleet, bench caps, bench agents", runBench},
-		{"demo", "run the offline demo against the embedded simulator", runDemo},
-		{"version", "print the version", runVersion},
-		{"help", "show help for headroom or one command", runHelp},
+		{use: "run TASK", summary: "run one agent on a task file and print its result", args: maxArgs(1, "TASK"), flags: runTask},
+		{use: "record URL", summary: "record a page (and scripted steps on it) as a HAR file for offline replay", args: exactArgs("URL"), flags: runRecord},
+		{use: "observe [URL]", summary: "print what an agent sees of a page, live or replayed from a HAR file", args: maxArgs(1, "URL"), flags: runObserve},
+		{use: "testsite", summary: "serve the recorded test sites (testdata/pages) to record, observe or run against", args: noArgs, flags: runTestsite},
+		{use: "sim", summary: "serve a simulated Azure OpenAI endpoint with Azure's rate limits", args: noArgs, flags: runSim},
+		{use: "calltypes", summary: "list the call types and their caps", args: noArgs, flags: runCalltypes},
+		{use: "call TYPE", summary: "run one call of a call type and print its record", args: exactArgs("TYPE"), flags: runCall, complete: completeCallTypes},
+		{use: "budget", summary: "the fleet's budget: plan, doctor, top, calibrate", subs: budgetCommands()},
+		{use: "bench", summary: "measure: store, burst, fleet, coldstart, caps, agents", subs: benchCommands()},
+		{use: "demo", summary: "run the offline demo against the embedded simulator", args: noArgs, flags: runDemo},
+		{use: "version", summary: "print the version", args: noArgs, flags: runVersion},
 	}
 }
 
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		usage(stderr)
-		return exitUsage
+func budgetCommands() []command {
+	return []command{
+		{use: "plan", summary: "how many agents a budget feeds, and how fast to start them", args: noArgs, flags: budgetPlan},
+		{use: "doctor", summary: "check a config before a fleet starts (--probe asks each deployment)", args: noArgs, flags: budgetDoctor},
+		{use: "top", summary: "a live view of the shared store, per deployment", args: noArgs, flags: budgetTop},
+		{use: "calibrate", summary: "measure whether Azure gives back unused estimate (refund or hold), with a few cheap calls", args: noArgs, flags: budgetCalibrate},
 	}
-	name := args[0]
-	switch name {
-	case "-h", "-help", "--help":
-		usage(stdout)
-		return exitOK
-	case "-version", "--version":
-		name = "version"
+}
+
+func benchCommands() []command {
+	return []command{
+		{use: "store", summary: "reserve+settle throughput and latency of the budget store", args: noArgs, flags: benchStore},
+		{use: "burst", summary: "90 simultaneous chat completions at one 60 RPM deployment, per client strategy", args: noArgs, flags: benchBurst},
+		{use: "fleet", summary: "a cold-start fleet of processes sharing Redis, routing strategies side by side", args: noArgs, flags: benchFleet},
+		{use: "coldstart", summary: "many headroom call processes at once against sliding request windows, fixed and learned pacing", args: noArgs, flags: benchColdstart},
+		{use: "caps", summary: "each call type's charge with its own cap and with a flat 4,096", args: noArgs, flags: benchCaps},
+		{use: "agents", summary: "real agents (headroom run, Chromium) sharing one Redis budget, against per-process budgets", args: noArgs, flags: benchAgents},
+		{use: "fleet-worker", summary: "one process of bench fleet (its spec on standard input)", args: noArgs, flags: benchFleetWorker, hidden: true},
+		{use: "agents-worker", summary: "several agents of bench agents in one process", args: noArgs, flags: benchAgentsWorker, hidden: true},
 	}
-	for _, c := range commands() {
-		if c.name == name {
-			return c.run(ctx, args[1:], stdout, stderr)
-		}
-	}
-	fprintf(stderr, "headroom: unknown command %q\n\n", name)
-	usage(stderr)
-	return exitUsage
 }

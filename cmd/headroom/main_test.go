@@ -26,20 +26,30 @@ func TestUsageAndExitCodes(t *testing.T) {
 		code int
 		want string // in stdout or stderr
 	}{
-		{nil, 2, "Commands:"},
+		{nil, 0, "Available Commands:"},
 		{[]string{"no-such-command"}, 2, `unknown command "no-such-command"`},
+		{[]string{"recrod"}, 2, "did you mean record?"},
 		{[]string{"help"}, 0, "sim"},
-		{[]string{"--help"}, 0, "Commands:"},
-		{[]string{"help", "sim"}, 0, "-deployment NAME:TPM[:RPM]"},
+		{[]string{"--help"}, 0, "Available Commands:"},
+		{[]string{"help", "sim"}, 0, "--serve NAME:TPM[:RPM]"},
+		{[]string{"help", "bench", "store"}, 0, "headroom bench store [flags]"},
+		{[]string{"help", "-h"}, 0, "headroom help [COMMAND]..."},
 		{[]string{"help", "nope"}, 2, "unknown command"},
-		{[]string{"sim", "-h"}, 0, "-refund"},
+		{[]string{"help", "bench", "stroe"}, 2, "did you mean store?"},
+		{[]string{"sim", "-h"}, 0, "--refund"},
 		{[]string{"version"}, 0, "headroom "},
-		{[]string{"sim", "--no-such-flag"}, 2, "flag provided but not defined: -no-such-flag"},
+		{[]string{"--version"}, 0, "headroom "},
+		{[]string{"sim", "--no-such-flag"}, 2, "headroom sim: unknown flag: --no-such-flag"},
+		{[]string{"sim", "--refnd", "hold"}, 2, "did you mean --refund?"},
+		{[]string{"sim", "-refund", "hold"}, 2, "long flags take two dashes: --refund"},
 		{[]string{"sim"}, 2, "no deployments"},
-		{[]string{"sim", "--deployment", "gpt4o"}, 2, "want NAME:TPM[:RPM]"},
-		{[]string{"sim", "--deployment", "gpt4o:1000", "--refund", "keep"}, 2, `"keep" is not a refund policy`},
-		{[]string{"sim", "--deployment", "gpt4o:1000", "stray"}, 2, `unexpected argument "stray"`},
-		{[]string{"sim", "--deployments", "/no/such/file.yaml"}, 2, "/no/such/file.yaml"},
+		{[]string{"sim", "--serve", "gpt4o"}, 2, "want NAME:TPM[:RPM]"},
+		{[]string{"sim", "--serve", "gpt4o:1000", "--refund", "keep"}, 2, `"keep" is not a refund policy`},
+		{[]string{"sim", "--serve", "gpt4o:1000", "stray"}, 2, `unexpected argument "stray"`},
+		{[]string{"sim", "--config", "/no/such/file.yaml"}, 2, "/no/such/file.yaml"},
+		{[]string{"sim", "--deployments", "/no/such/file.yaml"}, 2, "use --config"}, // the old name still works
+		{[]string{"bench"}, 0, "Available Commands:"},
+		{[]string{"budget", "nope"}, 2, `unknown command "nope" for "headroom budget"`},
 	}
 	for _, c := range cases {
 		code, out, errs := runArgs(t, c.args...)
@@ -52,7 +62,7 @@ func TestUsageAndExitCodes(t *testing.T) {
 func TestSimRejectsMalformedYAMLNamingFileAndLine(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "sim.yaml")
 	os.WriteFile(file, []byte("deployments:\n  - name: a\n    tpm: 100\n    colour: blue\n"), 0o600)
-	code, _, errs := runArgs(t, "sim", "--deployments", file)
+	code, _, errs := runArgs(t, "sim", "--config", file)
 	if code != 2 || !strings.Contains(errs, file+`:4: unknown field "colour"`) {
 		t.Errorf("exit %d, stderr %q", code, errs)
 	}
@@ -73,7 +83,7 @@ func TestSimServesUntilCancelledAndHidesKeys(t *testing.T) {
 	var out, errb bytes.Buffer
 	done := make(chan int)
 	go func() {
-		done <- run(ctx, []string{"sim", "--addr", addr, "--deployment", "gpt4o:60000", "--api-key", "sekrit-key-1"}, &out, &errb)
+		done <- run(ctx, []string{"sim", "--addr", addr, "--serve", "gpt4o:60000", "--api-key", "sekrit-key-1"}, &out, &errb)
 	}()
 	var resp *http.Response
 	for i := 0; i < 100; i++ {

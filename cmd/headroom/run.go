@@ -11,19 +11,21 @@ import (
 	"slices"
 	"time"
 
+	"github.com/spf13/pflag"
+
 	"io"
 
 	"github.com/headroom-agent/headroom/agent"
 	"github.com/headroom-agent/headroom/browser"
 	"github.com/headroom-agent/headroom/browser/replay"
+	"github.com/headroom-agent/headroom/internal/plural"
 	"github.com/headroom-agent/headroom/internal/safefile"
 	"github.com/headroom-agent/headroom/llm"
 )
 
 // runTask runs one agent on a task file and prints its result: the
 // product's main job, one per container.
-func runTask(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("run", "TASK | --tasks FILE [--index N]", stderr)
+func runTask(fs *pflag.FlagSet) runner {
 	configFile := fs.String("config", "", "config `file` of real deployments (default $HEADROOM_CONFIG; none: the embedded simulator)")
 	outDir := fs.String("out", "", "write result.json, report.html and a screenshot per step into this `directory`")
 	recordHAR := fs.String("record-har", "", "record the run's pages, live, to this HAR `file` for offline replay")
@@ -35,125 +37,123 @@ func runTask(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	bf.addBrowser(fs)
 	var mf metricsFlags
 	mf.add(fs)
-	pos, code, done := parseMixed(fs, args, stdout)
-	if done {
-		return code
-	}
-	if (len(pos) != 1) == (*tasksFile == "") {
-		fprintf(stderr, "headroom run: want one TASK file, or --tasks FILE with an index\n")
-		fs.Usage()
-		return exitUsage
-	}
-	if _, err := bf.load(); err != nil {
-		fprintf(stderr, "headroom run: %v\n", err)
-		return exitUsage
-	}
-	var task *agent.Task
-	var err error
-	if *tasksFile != "" {
-		task, err = pickTask(*tasksFile, *index)
-	} else {
-		if *index != "" {
-			fprintf(stderr, "headroom run: --index picks a task of --tasks FILE, and %s is one task: drop --index\n", pos[0])
+	return func(ctx context.Context, pos []string, stdout, stderr io.Writer) int {
+		if (len(pos) != 1) == (*tasksFile == "") {
+			fprintf(stderr, "headroom run: want one TASK file, or --tasks FILE with an index\n")
+			hint(stderr, "run")
 			return exitUsage
 		}
-		task, err = agent.LoadTask(pos[0])
-	}
-	if err != nil {
-		fprintf(stderr, "headroom run: %v\n", err)
-		return exitUsage
-	}
-	if *recordHAR != "" && task.Replay != "" {
-		fprintf(stderr, "headroom run: --record-har records a live run, and %s replays %s: drop one\n", task.File, task.Replay)
-		return exitUsage
-	}
-	if *recordCalls != "" && task.Cassette != "" {
-		fprintf(stderr, "headroom run: --record-calls records the model, and %s answers from %s: drop one\n", task.File, task.Cassette)
-		return exitUsage
-	}
-	for _, t := range []struct{ flag, path string }{{"--record-har", *recordHAR}, {"--record-calls", *recordCalls}} {
-		if t.path == "" {
-			continue
-		}
-		if err := safefile.PrepareTarget(t.path); err != nil {
-			fprintf(stderr, "headroom run: %s: %v\n", t.flag, err)
+		if _, err := bf.load(); err != nil {
+			fprintf(stderr, "headroom run: %v\n", err)
 			return exitUsage
 		}
-	}
-	if *outDir != "" {
-		if err := os.MkdirAll(*outDir, 0o755); err != nil {
-			fprintf(stderr, "headroom run: --out: %v\n", err)
-			return exitUsage
-		}
-	}
-
-	bo, matcher, err := taskBrowser(bf.options(stderr), task)
-	if err != nil {
-		fprintf(stderr, "headroom run: %v\n", err)
-		return exitUsage
-	}
-	var rec *replay.Recorder
-	if *recordHAR != "" {
-		rec = replay.NewRecorder(time.Now().UTC().Truncate(time.Second), replay.DefaultRedactor(), "headroom", versionString())
-		bo.Record = rec
-	}
-
-	caller, code := openCaller(ctx, *configFile, llm.Options{Record: *recordCalls, Replay: task.Cassette}, stderr)
-	if caller == nil {
-		return code
-	}
-	defer caller.Close()
-	stopMetrics, err := mf.start(callerSource(caller), stdout)
-	defer stopMetrics() // first: the last EMF lines are written while the store is open
-	if err != nil {
-		fprintf(stderr, "headroom run: %v\n", err)
-		return exitUsage
-	}
-	if task.AnswerType != "" {
-		if _, ok := caller.Types.Lookup(task.AnswerType); !ok {
-			fprintf(stderr, "headroom run: %s: answer_type: no call type %q: define it under calltypes: in the config (system, schema, max_tokens)\n", task.File, task.AnswerType)
-			return exitUsage
-		}
-	}
-
-	page, err := browser.Open(ctx, bo)
-	if err != nil {
-		fprintf(stderr, "headroom run: %v\n", err)
-		return browserExit(ctx, err)
-	}
-	watch := watchResources(page.PID())
-	res, runErr := agent.Run(ctx, task, agent.Options{
-		Page: page, Caller: caller, Session: *session, Progress: stderr, OutDir: *outDir,
-	})
-	page.Close()
-	stopMetrics() // the run's last figures, SIGTERM or not
-	res.Totals.PeakRSSMB, res.Totals.ChromePeakRSSMB = watch.stop()
-	reportFence(stderr, "run", res.Refused, res.ClosedTabs, bf.verbose)
-
-	code = exitCode(ctx, res.Status, runErr)
-	if rec != nil && rec.Len() > 0 {
-		// Even a run that failed or was stopped recorded what it saw.
-		if err := rec.Archive().WriteFile(*recordHAR); err != nil {
-			fprintf(stderr, "headroom run: --record-har: %v\n", err)
-			code = max(code, exitFailed)
-		}
-	}
-	if matcher != nil {
-		if s := matcher.Stats(); s.Misses > 0 {
-			fprintf(stderr, "headroom run: the replay missed %d requests (%v): the page asked for what was not recorded\n", s.Misses, s.Missed)
-		}
-	}
-	if *outDir != "" {
-		if err := writeOut(*outDir, &res); err != nil {
-			fprintf(stderr, "headroom run: --out: %v\n", err)
-			code = max(code, exitFailed)
+		var task *agent.Task
+		var err error
+		if *tasksFile != "" {
+			task, err = pickTask(*tasksFile, *index)
 		} else {
-			fprintf(stderr, "headroom run: report: %s\n", filepath.Join(*outDir, "report.html"))
+			if *index != "" {
+				fprintf(stderr, "headroom run: --index picks a task of --tasks FILE, and %s is one task: drop --index\n", pos[0])
+				return exitUsage
+			}
+			task, err = agent.LoadTask(pos[0])
 		}
+		if err != nil {
+			fprintf(stderr, "headroom run: %v\n", err)
+			return exitUsage
+		}
+		if *recordHAR != "" && task.Replay != "" {
+			fprintf(stderr, "headroom run: --record-har records a live run, and %s replays %s: drop one\n", task.File, task.Replay)
+			return exitUsage
+		}
+		if *recordCalls != "" && task.Cassette != "" {
+			fprintf(stderr, "headroom run: --record-calls records the model, and %s answers from %s: drop one\n", task.File, task.Cassette)
+			return exitUsage
+		}
+		for _, t := range []struct{ flag, path string }{{"--record-har", *recordHAR}, {"--record-calls", *recordCalls}} {
+			if t.path == "" {
+				continue
+			}
+			if err := safefile.PrepareTarget(t.path); err != nil {
+				fprintf(stderr, "headroom run: %s: %v\n", t.flag, err)
+				return exitUsage
+			}
+		}
+		if *outDir != "" {
+			if err := os.MkdirAll(*outDir, 0o755); err != nil {
+				fprintf(stderr, "headroom run: --out: %v\n", err)
+				return exitUsage
+			}
+		}
+
+		bo, matcher, err := taskBrowser(bf.options(stderr), task)
+		if err != nil {
+			fprintf(stderr, "headroom run: %v\n", err)
+			return exitUsage
+		}
+		var rec *replay.Recorder
+		if *recordHAR != "" {
+			rec = replay.NewRecorder(time.Now().UTC().Truncate(time.Second), replay.DefaultRedactor(), "headroom", versionString())
+			bo.Record = rec
+		}
+
+		caller, code := openCaller(ctx, *configFile, llm.Options{Record: *recordCalls, Replay: task.Cassette}, stderr)
+		if caller == nil {
+			return code
+		}
+		defer caller.Close()
+		stopMetrics, err := mf.start(callerSource(caller), stdout)
+		defer stopMetrics() // first: the last EMF lines are written while the store is open
+		if err != nil {
+			fprintf(stderr, "headroom run: %v\n", err)
+			return exitUsage
+		}
+		if task.AnswerType != "" {
+			if _, ok := caller.Types.Lookup(task.AnswerType); !ok {
+				fprintf(stderr, "headroom run: %s: answer_type: no call type %q: define it under calltypes: in the config (system, schema, max_tokens)\n", task.File, task.AnswerType)
+				return exitUsage
+			}
+		}
+
+		page, err := browser.Open(ctx, bo)
+		if err != nil {
+			fprintf(stderr, "headroom run: %v\n", err)
+			return browserExit(ctx, err)
+		}
+		watch := watchResources(page.PID())
+		res, runErr := agent.Run(ctx, task, agent.Options{
+			Page: page, Caller: caller, Session: *session, Progress: stderr, OutDir: *outDir,
+		})
+		page.Close()
+		stopMetrics() // the run's last figures, SIGTERM or not
+		res.Totals.PeakRSSMB, res.Totals.ChromePeakRSSMB = watch.stop()
+		reportFence(stderr, "run", res.Refused, res.ClosedTabs, bf.verbose)
+
+		code = exitCode(ctx, res.Status, runErr)
+		if rec != nil && rec.Len() > 0 {
+			// Even a run that failed or was stopped recorded what it saw.
+			if err := rec.Archive().WriteFile(*recordHAR); err != nil {
+				fprintf(stderr, "headroom run: --record-har: %v\n", err)
+				code = max(code, exitFailed)
+			}
+		}
+		if matcher != nil {
+			if s := matcher.Stats(); s.Misses > 0 {
+				fprintf(stderr, "headroom run: the replay missed %s (%v): the page asked for what was not recorded\n", plural.Of(s.Misses, "request"), s.Missed)
+			}
+		}
+		if *outDir != "" {
+			if err := writeOut(*outDir, &res); err != nil {
+				fprintf(stderr, "headroom run: --out: %v\n", err)
+				code = max(code, exitFailed)
+			} else {
+				fprintf(stderr, "headroom run: report: %s\n", filepath.Join(*outDir, "report.html"))
+			}
+		}
+		printJSON(stdout, res)
+		fprintf(stderr, "headroom run: %s: %s\n", res.Status, res.Reason)
+		return code
 	}
-	printJSON(stdout, res)
-	fprintf(stderr, "headroom run: %s: %s\n", res.Status, res.Reason)
-	return code
 }
 
 // taskBrowser is the browser a task runs in: confined to its allowed

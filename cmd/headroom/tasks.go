@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/headroom-agent/headroom/agent"
+	"github.com/headroom-agent/headroom/internal/plural"
 )
 
 // The environment variables a container engine gives each member of a
@@ -40,7 +41,7 @@ func pickTask(file, index string) (*agent.Task, error) {
 		return nil, err
 	}
 	if i >= len(tasks) {
-		return nil, fmt.Errorf("%s=%d: %s holds %d tasks, indexes 0 to %d: is the fleet larger than its task list?", from, i, file, len(tasks), len(tasks)-1)
+		return nil, fmt.Errorf("%s=%d: %s holds %s, indexes 0 to %d: is the fleet larger than its task list?", from, i, file, plural.Of(len(tasks), "task"), len(tasks)-1)
 	}
 	return tasks[i], nil
 }

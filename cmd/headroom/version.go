@@ -2,81 +2,68 @@ package main
 
 import (
 	"context"
-	"flag"
+	_ "embed"
 	"io"
 	"runtime"
 	"runtime/debug"
+	"strings"
+
+	"github.com/spf13/pflag"
 )
 
-// version is set at link time (-ldflags "-X main.version=v1.2.3"); without
-// it the module version from the build info is used.
+// version is set at link time (-ldflags "-X main.version=v1.2.3"), as
+// make build and the image do; without it the build info says.
 var version = ""
 
-func runVersion(_ context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("version", "", stderr)
-	if code, done := parse(fs, args, stdout); done {
-		return code
+// base is the version this source is on its way to (or is, when tagged):
+// what a build that stamps nothing else reports.
+//
+//go:embed VERSION
+var base string
+
+func runVersion(*pflag.FlagSet) runner {
+	return func(_ context.Context, _ []string, stdout, _ io.Writer) int {
+		fprintf(stdout, "headroom %s %s\n", versionString(), runtime.Version())
+		return exitOK
 	}
-	fprintf(stdout, "headroom %s %s\n", versionString(), runtime.Version())
-	return exitOK
 }
 
-// versionString is the link-time version, else the module's, else (devel).
+// versionString is the link-time version, else the one the go command
+// stamped: the module's version for go install, or for a build in a
+// checkout a pseudo-version from its commit (+dirty with local changes);
+// else VERSION with the commit, else VERSION alone (a build with
+// -buildvcs=false).
 func versionString() string {
 	if version != "" {
 		return version
 	}
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
-		return bi.Main.Version
+	base := strings.TrimSpace(base)
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return base
 	}
-	return "(devel)"
-}
-
-// newFlagSet makes a flag set whose errors go to stderr and whose usage
-// line names the command.
-func newFlagSet(name, argsUsage string, stderr io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet("headroom "+name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fprintf(fs.Output(), "Usage: headroom %s [flags] %s\n\nFlags:\n", name, argsUsage)
-		fs.PrintDefaults()
+	if v := bi.Main.Version; v != "" && v != "(devel)" {
+		return v
 	}
-	return fs
-}
-
-// parse parses args; done is true when the command should return code at
-// once: -h (0, usage on stdout) or a bad flag or stray argument (2).
-func parse(fs *flag.FlagSet, args []string, stdout io.Writer) (code int, done bool) {
-	for _, a := range args {
-		if a == "--" {
-			break
-		}
-		if a == "-h" || a == "-help" || a == "--help" {
-			fs.SetOutput(stdout)
-			fs.Usage()
-			return exitOK, true
+	var rev, modified string
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			modified = s.Value
 		}
 	}
-	if err := fs.Parse(args); err != nil {
-		return exitUsage, true
+	if rev == "" {
+		return base
 	}
-	return exitOK, false
-}
-
-// parseMixed parses args whose positional arguments may stand before,
-// between or after the flags (headroom record URL --out F); it returns
-// the positional ones.
-func parseMixed(fs *flag.FlagSet, args []string, stdout io.Writer) (pos []string, code int, done bool) {
-	if code, done := parse(fs, args, stdout); done {
-		return nil, code, true
+	if len(rev) > 12 {
+		rev = rev[:12]
 	}
-	for fs.NArg() > 0 {
-		pos = append(pos, fs.Arg(0))
-		if err := fs.Parse(fs.Args()[1:]); err != nil {
-			return nil, exitUsage, true
-		}
+	if modified == "true" {
+		rev += ".dirty"
 	}
-	return pos, exitOK, false
+	return base + "+" + rev
 }
 
 // listFlag is a flag that may be given many times.
@@ -84,3 +71,4 @@ type listFlag []string
 
 func (l *listFlag) String() string     { return "" }
 func (l *listFlag) Set(s string) error { *l = append(*l, s); return nil }
+func (l *listFlag) Type() string       { return "strings" }

@@ -44,10 +44,13 @@ var catalogue = []item{
 }
 
 // Handler is the site: static pages plus /api and the form's POST.
-func Handler() http.Handler {
+func Handler() http.Handler { return HandlerOf(Dir()) }
+
+// HandlerOf is Handler with its pages from dir, a copy of testdata/pages.
+func HandlerOf(dir string) http.Handler {
 	var counter atomic.Int64
 	mux := http.NewServeMux()
-	files := http.FileServer(http.Dir(Dir()))
+	files := http.FileServer(http.Dir(dir))
 	mux.Handle("/", files)
 	mux.HandleFunc("GET /api/search", func(w http.ResponseWriter, r *http.Request) {
 		q := strings.ToLower(r.URL.Query().Get("q"))
