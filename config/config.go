@@ -4,7 +4,7 @@
 // calltypes. This package holds the file as a whole, so a part can grow
 // (agent settings, say) without the others knowing of it.
 //
-//	redis: redis://127.0.0.1:6379/0   # budget
+//	redis: redis://127.0.0.1:6379/1   # budget (a database of its own)
 //	deployments: [...]                # budget
 //	calltypes:                        # calltypes overrides, by type name
 //	  yes-no: {max_tokens: 48}

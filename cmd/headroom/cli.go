@@ -71,6 +71,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 func build(c command, stdout, stderr io.Writer) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:               c.use,
+		Example:           c.example,
 		Short:             c.summary,
 		Args:              c.args,
 		Hidden:            c.hidden,

@@ -51,17 +51,23 @@ type command struct {
 	hidden  bool      // started by another command, not by people
 	// complete offers values for the positional arguments.
 	complete cobra.CompletionFunc
+	example  string // shown under Examples in the command's help
 }
 
 func commands() []command {
 	return []command{
-		{use: "run TASK", summary: "run one agent on a task file and print its result", args: maxArgs(1, "TASK"), flags: runTask},
-		{use: "record URL", summary: "record a page (and scripted steps on it) as a HAR file for offline replay", args: exactArgs("URL"), flags: runRecord},
-		{use: "observe [URL]", summary: "print what an agent sees of a page, live or replayed from a HAR file", args: maxArgs(1, "URL"), flags: runObserve},
+		{use: "run [TASK]", summary: "run one agent on a task file (or one of a --tasks list) and print its result", args: maxArgs(1, "TASK"), flags: runTask,
+			example: "  headroom run testdata/tasks/shop-oak-desk-cart.yaml --out out\n  headroom run --tasks tasks.yaml --index 3 --config headroom.yaml"},
+		{use: "record URL", summary: "record a page (and scripted steps on it) as a HAR file for offline replay", args: exactArgs("URL"), flags: runRecord,
+			example: "  headroom testsite &\n  headroom record http://127.0.0.1:8391/shop/ --out shop.har --steps testdata/pages/shop.steps.yaml"},
+		{use: "observe [URL]", summary: "print what an agent sees of a page, live or replayed from a HAR file", args: maxArgs(1, "URL"), flags: runObserve,
+			example: "  headroom observe https://example.com/\n  headroom observe --har testdata/pages/shop.har"},
 		{use: "testsite", summary: "serve the recorded test sites (testdata/pages) to record, observe or run against", args: noArgs, flags: runTestsite},
-		{use: "sim", summary: "serve a simulated Azure OpenAI endpoint with Azure's rate limits", args: noArgs, flags: runSim},
+		{use: "sim", summary: "serve a simulated Azure OpenAI endpoint with Azure's rate limits", args: noArgs, flags: runSim,
+			example: "  headroom sim --serve gpt4o:60000 --serve mini:200000:1200\n  headroom sim --config sim.yaml --refund refund"},
 		{use: "calltypes", summary: "list the call types and their caps", args: noArgs, flags: runCalltypes},
-		{use: "call TYPE", summary: "run one call of a call type and print its record", args: exactArgs("TYPE"), flags: runCall, complete: completeCallTypes},
+		{use: "call TYPE", summary: "run one call of a call type and print its record", args: exactArgs("TYPE"), flags: runCall, complete: completeCallTypes,
+			example: "  headroom call yes-no --input calltypes/examples/yes-no.json"},
 		{use: "budget", summary: "the fleet's budget: plan, doctor, top, calibrate", subs: budgetCommands()},
 		{use: "bench", summary: "measure: store, burst, fleet, coldstart, caps, agents", subs: benchCommands()},
 		{use: "demo", summary: "run the offline demo against the embedded simulator", args: noArgs, flags: runDemo},
