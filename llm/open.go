@@ -21,7 +21,8 @@ type Options struct {
 	// The config's overrides are applied to it.
 	Types      *calltypes.Registry
 	Truncation Truncation
-	// Record appends every exchange to this cassette file.
+	// Record appends every exchange to this cassette file; with Replay,
+	// what the replay answers (a copy of it, byte for byte).
 	Record string
 	// Replay answers every call from this cassette file: no budget is
 	// opened and nothing goes out.
@@ -41,8 +42,8 @@ func Open(ctx context.Context, f *config.File, o Options) (*Caller, error) {
 	if f == nil {
 		return nil, errors.New("llm: no config: pass one, or open the embedded default (llm/embedded)")
 	}
-	if o.Record != "" && o.Replay != "" {
-		return nil, errors.New("llm: record and replay do not go together: replay already writes nothing new")
+	if o.Record != "" && o.Replay != "" && safefile.Same(o.Record, o.Replay) {
+		return nil, fmt.Errorf("llm: %s is both the cassette replayed and the one recorded: recording again writes a copy, so name another file", o.Replay)
 	}
 	c := &Caller{Types: o.Types, Truncation: o.Truncation}
 	if c.Types == nil {
@@ -57,6 +58,15 @@ func Open(ctx context.Context, f *config.File, o Options) (*Caller, error) {
 	if o.Replay != "" {
 		if err := c.replayFrom(o.Replay, keys(f, o.Dispatcher.Getenv)); err != nil {
 			return nil, err
+		}
+		if o.Record != "" {
+			// What the replay answers is recorded again, byte for byte.
+			fh, err := safefile.OpenAppend(o.Record, 0o600)
+			if err != nil {
+				return nil, fmt.Errorf("llm: record: %w", err)
+			}
+			c.OnClose(fh.Close)
+			c.Cassette.RecordTo(fh)
 		}
 		return c, nil
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/headroom-agent/headroom/budget"
 	"github.com/headroom-agent/headroom/calltypes"
 	"github.com/headroom-agent/headroom/config"
+	"github.com/headroom-agent/headroom/internal/safefile"
 	"github.com/headroom-agent/headroom/llm"
 )
 
@@ -33,8 +34,8 @@ func runCall(fs *pflag.FlagSet) runner {
 			fprintf(stderr, "headroom call: want --input FILE, the call's input as JSON (- for standard input)\n")
 			return exitUsage
 		}
-		if *record != "" && *replay != "" {
-			fprintf(stderr, "headroom call: --record-calls records the model, and --cassette answers from a recording: drop one\n")
+		if *record != "" && *replay != "" && safefile.Same(*record, *replay) {
+			fprintf(stderr, "headroom call: --record-calls %s is the --cassette being replayed: recording again writes a copy, so name another file\n", *record)
 			return exitUsage
 		}
 		typeName := args[0]

@@ -66,8 +66,8 @@ func runTask(fs *pflag.FlagSet) runner {
 			fprintf(stderr, "headroom run: --record-har records a live run, and %s replays %s: drop one\n", task.File, task.Replay)
 			return exitUsage
 		}
-		if *recordCalls != "" && task.Cassette != "" {
-			fprintf(stderr, "headroom run: --record-calls records the model, and %s answers from %s: drop one\n", task.File, task.Cassette)
+		if *recordCalls != "" && task.Cassette != "" && safefile.Same(*recordCalls, task.Cassette) {
+			fprintf(stderr, "headroom run: --record-calls %s is the cassette %s replays: recording again writes a copy, so name another file\n", *recordCalls, task.File)
 			return exitUsage
 		}
 		for _, t := range []struct{ flag, path string }{{"--record-har", *recordHAR}, {"--record-calls", *recordCalls}} {

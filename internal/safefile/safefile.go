@@ -202,3 +202,17 @@ func quoteCap(s string) string {
 	}
 	return fmt.Sprintf("%q", s)
 }
+
+// Same reports whether a and b name one file: the same file when both
+// exist (a link or another spelling of the path), else the same absolute
+// path.
+func Same(a, b string) bool {
+	if sa, err := os.Stat(a); err == nil {
+		if sb, err := os.Stat(b); err == nil {
+			return os.SameFile(sa, sb)
+		}
+	}
+	aa, errA := filepath.Abs(a)
+	ab, errB := filepath.Abs(b)
+	return errA == nil && errB == nil && aa == ab
+}

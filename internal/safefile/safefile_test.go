@@ -89,3 +89,29 @@ func TestCheckJSONDepth(t *testing.T) {
 		t.Errorf("brackets in strings counted: %v", err)
 	}
 }
+
+func TestSame(t *testing.T) {
+	dir := t.TempDir()
+	a := filepath.Join(dir, "a.jsonl")
+	if err := os.WriteFile(a, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link.jsonl")
+	if err := os.Symlink(a, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		a, b string
+		want bool
+	}{
+		{a, a, true},
+		{a, filepath.Join(dir, ".", "a.jsonl"), true},
+		{a, link, true},
+		{a, filepath.Join(dir, "b.jsonl"), false},
+		{filepath.Join(dir, "new.jsonl"), filepath.Join(dir, "x", "..", "new.jsonl"), true},
+	} {
+		if got := Same(c.a, c.b); got != c.want {
+			t.Errorf("Same(%s, %s) = %v", c.a, c.b, got)
+		}
+	}
+}
