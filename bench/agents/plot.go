@@ -2,18 +2,27 @@ package agents
 
 import (
 	"fmt"
+	"html"
 	"io"
 	"strings"
 )
 
 // Plot writes an SVG with one panel per budget mode: the share of the
 // budget's allowance (Σ limit × margin) the current window holds, summed
-// over the deployments, and the 429s the simulator has sent so far, over
-// time. A shared budget fills each window to its allowance and stops
-// there; per-process budgets push past it until the deployments refuse.
+// over the deployments (left axis), and the 429s the simulator has sent
+// so far (right axis), over the seconds since the agents started, with a
+// grid line at each window's start. A shared budget fills each window to
+// its allowance and stops there; per-process budgets push past it until
+// the deployments refuse.
 func Plot(w io.Writer, rows []Row) error {
-	const width, panel, left, right, top, gap = 900, 220, 70, 70, 40, 70
-	height := top + len(rows)*(panel+gap)
+	const (
+		width, left, right = 900, 84, 84
+		header             = 66 // the title and the legend
+		title, panel, foot = 22, 220, 46
+		stride             = title + panel + foot
+		yMax               = 1.3 // the top of the left axis, as a share of the allowance
+	)
+	height := header + len(rows)*stride + 8
 	var peak429 int64 = 1
 	var span float64 = 1
 	for _, r := range rows {
@@ -22,54 +31,79 @@ func Plot(w io.Writer, rows []Row) error {
 			span = max(span, r.Samples[n-1].At.Seconds())
 		}
 	}
+	const fillColour, limitedColour, floorColour = "#1f77b4", "#d62728", "#2ca02c"
 	var b strings.Builder
-	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" font-size="12">`+"\n", width, height)
+	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="12">`+"\n", width, height, width, height)
 	b.WriteString(`<rect width="100%" height="100%" fill="white"/>` + "\n")
-	fmt.Fprintf(&b, `<text x="%d" y="20" font-weight="bold">Real agents on one budget: the window's fill and the 429s, shared store against per-process budgets</text>`+"\n", left)
+	fmt.Fprintf(&b, `<text x="%d" y="20" font-size="14" font-weight="bold">headroom bench agents: the window's fill and the 429s, shared store against per-process budgets</text>`+"\n", left)
+	// The legend, once for every panel.
+	legend := []struct{ stroke, dash, label string }{
+		{fillColour, "", "tokens in the window, % of allowance (left axis)"},
+		{limitedColour, "", "429s so far (right axis)"},
+		{"#555", "5 3", "allowance: Σ limit × margin"},
+		{floorColour, "2 2", "floor"},
+	}
+	x := left
+	for _, l := range legend {
+		dash := ""
+		if l.dash != "" {
+			dash = fmt.Sprintf(` stroke-dasharray="%s"`, l.dash)
+		}
+		fmt.Fprintf(&b, `<line x1="%d" x2="%d" y1="42" y2="42" stroke="%s" stroke-width="2"%s/><text x="%d" y="46">%s</text>`+"\n", x, x+22, l.stroke, dash, x+28, html.EscapeString(l.label))
+		x += 28 + int(5.6*float64(len([]rune(l.label)))) + 18
+	}
+
 	plotW := width - left - right
 	for p, r := range rows {
-		y0 := top + p*(panel+gap) + 20
-		title := fmt.Sprintf("%s budget: %d agents, %d of them succeeded, %d 429s", r.Budget, r.Agents, r.Succeeded, r.RateLimited)
-		fmt.Fprintf(&b, `<text x="%d" y="%d" font-weight="bold">%s</text>`+"\n", left, y0-6, title)
+		y0 := header + p*stride + title
+		head := fmt.Sprintf("%s budget: %d agents, %d of them succeeded, %d 429s", r.Budget, r.Agents, r.Succeeded, r.RateLimited)
+		fmt.Fprintf(&b, `<text x="%d" y="%d" font-weight="bold">%s</text>`+"\n", left, y0-6, html.EscapeString(head))
 		fmt.Fprintf(&b, `<rect x="%d" y="%d" width="%d" height="%d" fill="none" stroke="#999"/>`+"\n", left, y0, plotW, panel)
-		// Left axis: 0 to 130% of the allowance; the raw limit is 1/margin.
-		yOf := func(f float64) float64 { return float64(y0+panel) - min(f, 1.3)/1.3*float64(panel) }
-		for _, f := range []float64{0, 0.5, 1} {
-			fmt.Fprintf(&b, `<text x="%d" y="%.1f" text-anchor="end">%.0f%%</text>`+"\n", left-5, yOf(f)+4, 100*f)
+		// Left axis: 0 to 130% of the allowance.
+		yOf := func(f float64) float64 { return float64(y0+panel) - min(max(f, 0), yMax)/yMax*float64(panel) }
+		for _, f := range []float64{0, 0.25, 0.5, 0.75, 1} {
+			fmt.Fprintf(&b, `<text x="%d" y="%.1f" text-anchor="end">%.0f%%</text>`+"\n", left-6, yOf(f)+4, 100*f)
+			if f > 0 && f < 1 {
+				fmt.Fprintf(&b, `<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" stroke="#f0f0f0"/>`+"\n", left, left+plotW, yOf(f), yOf(f))
+			}
 		}
-		fmt.Fprintf(&b, `<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" stroke="#999" stroke-dasharray="4 3"/>`+"\n", left, left+plotW, yOf(1), yOf(1))
-		fmt.Fprintf(&b, `<text x="%d" y="%.1f" fill="#666">allowance (Σ limit × margin)</text>`+"\n", left+5, yOf(1)-4)
-		fmt.Fprintf(&b, `<text transform="translate(%d %d) rotate(-90)" text-anchor="middle">tokens in the window, %% of allowance</text>`+"\n", left-45, y0+panel/2)
-		// Right axis: the 429s so far.
+		fmt.Fprintf(&b, `<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" stroke="#555" stroke-dasharray="5 3"/>`+"\n", left, left+plotW, yOf(1), yOf(1))
+		fmt.Fprintf(&b, `<text transform="translate(%d %d) rotate(-90)" text-anchor="middle" fill="%s" font-size="11">tokens in window, %% of allowance</text>`+"\n", left-50, y0+panel/2, fillColour)
+		// Right axis: the 429s so far, a count.
 		rOf := func(n int64) float64 { return float64(y0+panel) - float64(n)/float64(peak429)*float64(panel) }
-		fmt.Fprintf(&b, `<text x="%d" y="%.1f">0</text><text x="%d" y="%.1f">%d</text>`+"\n", left+plotW+5, rOf(0)+4, left+plotW+5, rOf(peak429)+4, peak429)
-		fmt.Fprintf(&b, `<text transform="translate(%d %d) rotate(90)" text-anchor="middle" fill="#d62728">429s so far</text>`+"\n", left+plotW+45, y0+panel/2)
+		for _, n := range []int64{0, peak429 / 2, peak429} {
+			if n == peak429/2 && (n == 0 || n == peak429) {
+				continue
+			}
+			fmt.Fprintf(&b, `<text x="%d" y="%.1f" fill="%s">%d</text>`+"\n", left+plotW+6, rOf(n)+4, limitedColour, n)
+		}
+		fmt.Fprintf(&b, `<text transform="translate(%d %d) rotate(90)" text-anchor="middle" fill="%s" font-size="11">429s so far (count)</text>`+"\n", left+plotW+50, y0+panel/2, limitedColour)
+		// Time axis: seconds since the agents started, a line per window.
 		xOf := func(s float64) float64 { return float64(left) + s/span*float64(plotW) }
+		fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="middle">0</text>`+"\n", left, y0+panel+15)
+		for at := r.Window; r.Window > 0 && at.Seconds() <= span; at += r.Window {
+			gx := xOf(at.Seconds())
+			fmt.Fprintf(&b, `<line x1="%.1f" x2="%.1f" y1="%d" y2="%d" stroke="#ddd"/>`+"\n", gx, gx, y0, y0+panel)
+			fmt.Fprintf(&b, `<text x="%.1f" y="%d" text-anchor="middle">%g</text>`+"\n", gx, y0+panel+15, at.Seconds())
+		}
+		if r.FloorS > 0 {
+			fmt.Fprintf(&b, `<line x1="%.1f" x2="%.1f" y1="%d" y2="%d" stroke="%s" stroke-dasharray="2 2"/><text x="%.1f" y="%d" fill="%s">floor</text>`+"\n",
+				xOf(r.FloorS), xOf(r.FloorS), y0, y0+panel, floorColour, xOf(r.FloorS)+3, y0+panel-5, floorColour)
+		}
+		xTitle := fmt.Sprintf("time since the agents started (s); a grid line at each window's start (windows of %g s); wall %.1f s, floor %.1f s", r.Window.Seconds(), r.WallS, r.FloorS)
+		fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="middle" font-size="11">%s</text>`+"\n", left+plotW/2, y0+panel+32, xTitle)
+
 		var fill, limited []string
 		for _, s := range r.Samples {
 			if s.At < 0 {
 				continue
 			}
-			x := xOf(s.At.Seconds())
-			fill = append(fill, fmt.Sprintf("%.1f,%.1f", x, yOf(s.Fraction)))
-			limited = append(limited, fmt.Sprintf("%.1f,%.1f", x, rOf(s.RateLimited)))
+			sx := xOf(s.At.Seconds())
+			fill = append(fill, fmt.Sprintf("%.1f,%.1f", sx, yOf(s.Fraction)))
+			limited = append(limited, fmt.Sprintf("%.1f,%.1f", sx, rOf(s.RateLimited)))
 		}
-		fmt.Fprintf(&b, `<polyline fill="none" stroke="#1f77b4" stroke-width="1.5" points="%s"/>`+"\n", strings.Join(fill, " "))
-		fmt.Fprintf(&b, `<polyline fill="none" stroke="#d62728" stroke-width="1.5" points="%s"/>`+"\n", strings.Join(limited, " "))
-		fmt.Fprintf(&b, `<text x="%d" y="%d" fill="#1f77b4">— tokens in the window</text><text x="%d" y="%d" fill="#d62728">— 429s so far</text>`+"\n",
-			left+plotW-300, y0+15, left+plotW-140, y0+15)
-		// Time axis, with a line at each window's start.
-		for at := r.Window; at.Seconds() <= span; at += r.Window {
-			x := xOf(at.Seconds())
-			fmt.Fprintf(&b, `<line x1="%.1f" x2="%.1f" y1="%d" y2="%d" stroke="#ddd"/>`+"\n", x, x, y0, y0+panel)
-			fmt.Fprintf(&b, `<text x="%.1f" y="%d" text-anchor="middle">%.0f</text>`+"\n", x, y0+panel+15, at.Seconds())
-		}
-		fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="middle">0</text>`+"\n", left, y0+panel+15)
-		if r.FloorS > 0 {
-			fmt.Fprintf(&b, `<line x1="%.1f" x2="%.1f" y1="%d" y2="%d" stroke="#2ca02c" stroke-dasharray="2 2"/><text x="%.1f" y="%d" fill="#2ca02c">floor</text>`+"\n",
-				xOf(r.FloorS), xOf(r.FloorS), y0, y0+panel, xOf(r.FloorS)+3, y0+panel-5)
-		}
-		fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="middle">seconds since the agents started, a line per window (wall %.1f s, floor %.1f s)</text>`+"\n", left+plotW/2, y0+panel+32, r.WallS, r.FloorS)
+		fmt.Fprintf(&b, `<polyline fill="none" stroke="%s" stroke-width="1.5" points="%s"/>`+"\n", fillColour, strings.Join(fill, " "))
+		fmt.Fprintf(&b, `<polyline fill="none" stroke="%s" stroke-width="1.5" points="%s"/>`+"\n", limitedColour, strings.Join(limited, " "))
 	}
 	b.WriteString("</svg>\n")
 	_, err := io.WriteString(w, b.String())

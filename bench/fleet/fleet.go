@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/headroom-agent/headroom/budget"
+	"github.com/headroom-agent/headroom/internal/plural"
 	"github.com/headroom-agent/headroom/llm/azuresim"
 )
 
@@ -63,8 +64,11 @@ type Row struct {
 	// this window, in percentage points.
 	SpreadPoints float64         `json:"spread_points"`
 	Deployments  []DeploymentRow `json:"deployments"`
-	// Samples are the per-deployment fractions over time, for the plot.
-	Samples []Sample `json:"-"`
+	// Samples are the per-deployment fractions over time, for the plot;
+	// Window and Margin are the run's, for its axes.
+	Samples []Sample      `json:"-"`
+	Window  time.Duration `json:"-"`
+	Margin  float64       `json:"-"`
 }
 
 // DeploymentRow is one deployment's share of a run.
@@ -129,7 +133,7 @@ func Run(ctx context.Context, o Options) ([]Row, error) {
 	o.defaults()
 	var rows []Row
 	for _, s := range o.Strategies {
-		fmt.Fprintf(o.Progress, "headroom bench fleet: %s: %d agents in %d processes for %d windows of %v…\n", s, o.Agents, o.Processes, o.Windows, o.Window)
+		fmt.Fprintf(o.Progress, "headroom bench fleet: %s: %s in %s for %s of %v…\n", s, plural.Of(o.Agents, "agent"), plural.Of(o.Processes, "process/processes"), plural.Of(o.Windows, "window"), o.Window)
 		row, err := runOne(ctx, o, s)
 		if err != nil {
 			return rows, fmt.Errorf("%s: %w", s, err)
@@ -229,7 +233,8 @@ func sample(ctx context.Context, sim *azuresim.Sim, o Options, startMS, endMS in
 }
 
 func summarize(strategy string, o Options, snap azuresim.Snapshot, results []WorkerResult, samples []Sample) Row {
-	row := Row{Strategy: strategy, RateLimitedByCause: map[string]int64{"tokens": 0, "requests": 0, "adjustment": 0, "unknown": 0}, Samples: samples}
+	row := Row{Strategy: strategy, RateLimitedByCause: map[string]int64{"tokens": 0, "requests": 0, "adjustment": 0, "unknown": 0},
+		Samples: samples, Window: o.Window, Margin: o.Margin}
 	for _, r := range results {
 		row.Calls += r.Completed + r.Failed
 		row.Completed += r.Completed
