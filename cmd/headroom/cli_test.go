@@ -2,8 +2,10 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -134,5 +136,67 @@ func TestVersionIsStamped(t *testing.T) {
 	}
 	if v := versionString(); !strings.HasPrefix(v, strings.TrimSpace(string(want))) || strings.Contains(v, "(devel)") {
 		t.Errorf("version %q, want it to start with %q", v, want)
+	}
+}
+
+// TestManifestsUseRealFlags parses the command lines the image and the
+// deploy manifests give headroom, so renaming a flag cannot break a fleet's containers
+// unnoticed.
+func TestManifestsUseRealFlags(t *testing.T) {
+	var lines [][]string
+	job, err := os.ReadFile("../../deploy/kubernetes/job.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range regexp.MustCompile(`(?m)^\s+args: (\["run".*\])$`).FindAllSubmatch(job, -1) {
+		var args []string
+		if err := json.Unmarshal(m[1], &args); err != nil {
+			t.Fatalf("job.yaml args %s: %v", m[1], err)
+		}
+		lines = append(lines, args)
+	}
+	td, err := os.ReadFile("../../deploy/ecs/task-definition.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var def struct {
+		ContainerDefinitions []struct {
+			Command []string `json:"command"`
+		} `json:"containerDefinitions"`
+	}
+	if err := json.Unmarshal(td, &def); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range def.ContainerDefinitions {
+		if len(c.Command) > 0 {
+			lines = append(lines, c.Command)
+		}
+	}
+	dockerfile, err := os.ReadFile("../../Dockerfile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := regexp.MustCompile(`(?m)^CMD (\[.*\])$`).FindSubmatch(dockerfile); m != nil {
+		var args []string
+		if err := json.Unmarshal(m[1], &args); err != nil {
+			t.Fatalf("Dockerfile CMD %s: %v", m[1], err)
+		}
+		lines = append(lines, args)
+	}
+	if len(lines) < 3 {
+		t.Fatalf("found %d command lines in the manifests", len(lines))
+	}
+	for _, args := range lines {
+		root := newRoot(new(bytes.Buffer), new(bytes.Buffer))
+		cmd, rest, err := root.Find(args)
+		if err == nil {
+			err = cmd.ParseFlags(rest)
+		}
+		if err == nil {
+			err = cmd.ValidateArgs(cmd.Flags().Args())
+		}
+		if err != nil || cmd == root {
+			t.Errorf("headroom %s: %v", strings.Join(args, " "), err)
+		}
 	}
 }
