@@ -40,7 +40,7 @@ func (p *Page) act(ctx context.Context, op string, t Target, fn func(ctx context
 func (p *Page) pageAction(ctx context.Context, op, target string, fn func(ctx context.Context, before pageState) (*Outcome, error)) (Outcome, error) {
 	var out Outcome
 	err := p.do(ctx, op, target, p.opts.ActionTimeout+p.opts.LoadTimeout, func(ctx context.Context) error {
-		before, navs, blocked := p.mark(ctx)
+		before, at := p.mark(ctx)
 		done, err := fn(ctx, before)
 		if done != nil {
 			out = *done
@@ -48,16 +48,21 @@ func (p *Page) pageAction(ctx context.Context, op, target string, fn func(ctx co
 		if err != nil || done != nil {
 			return err
 		}
-		out, err = p.settle(ctx, before, navs, blocked)
+		out, err = p.settle(ctx, before, at)
 		return err
 	})
 	p.afterStep(ctx, op, err)
 	return out, err
 }
 
+// marks are the counts an action's outcome is read against: the tab's
+// navigations, those refused for the allowed domains, and those the
+// replay could not answer.
+type marks struct{ navs, blocked, missed int }
+
 // mark notes the page's state before an action.
-func (p *Page) mark(ctx context.Context) (pageState, int, int) {
-	return p.state(ctx), p.net.navCount(), p.blockedDocCount()
+func (p *Page) mark(ctx context.Context) (pageState, marks) {
+	return p.state(ctx), marks{p.net.navCount(), p.blockedDocCount(), p.missedDocCount()}
 }
 
 // errNoTarget is an element action given no element, as an Action built
@@ -328,7 +333,7 @@ func (p *Page) Navigate(ctx context.Context, rawURL string) (Outcome, error) {
 		}
 		lctx, cancel := context.WithTimeout(ctx, p.opts.LoadTimeout)
 		defer cancel()
-		docs := p.blockedDocCount()
+		docs, missed := p.blockedDocCount(), p.missedDocCount()
 		if err := chromedp.Do(lctx, chromedp.Navigate(target)); err != nil {
 			if lctx.Err() != nil {
 				// Stop the load, or the tab keeps waiting for it.
@@ -336,6 +341,9 @@ func (p *Page) Navigate(ctx context.Context, rawURL string) (Outcome, error) {
 			}
 			if u := p.blockedDocsSince(docs); len(u) > 0 { // redirected off the allowed domains
 				return nil, fail("", "", ErrBlocked, "it redirected to %s", u[0])
+			}
+			if err := p.missedDocSince(missed); err != nil { // not in the replay, or redirected out of it
+				return nil, err
 			}
 			return nil, loadError(err, lctx, p.opts.LoadTimeout)
 		}

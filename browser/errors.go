@@ -21,6 +21,11 @@ var (
 	ErrNotInput  = errors.New("the element does not take that action")
 	ErrTimeout   = errors.New("timed out")
 	ErrRefused   = errors.New("the browser refused the command")
+	// ErrNotRecorded is a replayed page going where its archive has no
+	// answer: a navigation (typed, clicked, submitted or redirected) to a
+	// document it did not record. The work ran and went somewhere the
+	// recording never did; the browser is fine.
+	ErrNotRecorded = errors.New("not recorded")
 )
 
 // Error is a failed browser operation: what was tried (Op, on Target), the

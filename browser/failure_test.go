@@ -123,6 +123,10 @@ func TestLaunchFailures(t *testing.T) {
 	}{
 		{"missing", Options{ChromePath: "/nonexistent/chromium"}, "--chrome"},
 		{"exits", Options{ChromePath: bad}, "launching"},
+		{"record and replay", Options{
+			Record: replay.NewRecorder(time.Now(), nil, "test", "0"),
+			Replay: replay.NewMatcher(replay.New(time.Now(), "test", "0"), replay.Options{}),
+		}, "Record and Replay together"},
 		{"no browser there", Options{Remote: "ws://127.0.0.1:1/devtools/browser/x"}, "attaching"},
 		{"not an address", Options{Remote: "chrome:9222"}, "not a DevTools address"},
 	} {

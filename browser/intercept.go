@@ -3,6 +3,7 @@ package browser
 import (
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/chromedp/cdproto/fetch"
@@ -66,12 +67,14 @@ func (p *Page) replay(ev fetch.EventRequestPaused) {
 	req := replay.Request{Method: ev.Request.Method, URL: ev.Request.URL, Body: postData(ev.Request), Headers: headerStrings(ev.Request.Headers)}
 	m, ok := p.opts.Replay.Match(req)
 	if !ok {
-		p.opts.Logf("replay miss: %s %s", req.Method, safeURL(req.URL))
-		p.failRequest(ev.RequestID, network.ErrorReasonInternetDisconnected)
+		p.replayMiss(ev, req)
 		return
 	}
 	if m.Fuzzy {
-		p.opts.Logf("replay: %s %s answered by the recorded %s (fuzzy match)", req.Method, safeURL(req.URL), m.Entry.Request.URL)
+		asked := req.Method + " " + safeURL(req.URL)
+		if p.firstWarning("fuzzy " + asked + " " + m.Entry.Request.URL) {
+			p.opts.Warnf("replay: %s answered by the recorded %s (fuzzy match)", asked, m.Entry.Request.URL)
+		}
 	}
 	var hs []*fetch.HeaderEntry
 	for _, h := range replay.ResponseHeaders(m.Entry) {
@@ -93,6 +96,104 @@ func (p *Page) replay(ev fetch.EventRequestPaused) {
 		p.opts.Logf("replay: fulfilling %s: %v", safeURL(req.URL), err)
 		p.failRequest(ev.RequestID, network.ErrorReasonFailed)
 	}
+}
+
+// replayMiss fails a request the archive cannot answer and says so. A
+// navigation of the tab's own frame is aborted, as a refused one is, so
+// the page stays where it was; the action that caused it fails with
+// ErrNotRecorded. Anything else fails as if offline.
+func (p *Page) replayMiss(ev fetch.EventRequestPaused, req replay.Request) {
+	u := safeURL(req.URL)
+	asked := strings.ToUpper(req.Method) + " " + u
+	doc := ev.ResourceType == network.ResourceTypeDocument && string(ev.FrameID) == string(p.targetID)
+	note := p.missNote(req.Method, u, doc)
+	p.mu.Lock()
+	p.missed = append(p.missed, asked)
+	if doc {
+		p.missedDocs = append(p.missedDocs, fail("", "", ErrNotRecorded, "%s is not in %s", shownRequest(req.Method, u), note))
+	}
+	p.mu.Unlock()
+	if p.firstWarning("miss " + asked) {
+		p.opts.Warnf("replay miss: %s is not in %s", asked, note)
+	}
+	if doc {
+		p.failRequest(ev.RequestID, network.ErrorReasonAborted)
+		return
+	}
+	p.failRequest(ev.RequestID, network.ErrorReasonInternetDisconnected)
+}
+
+// shownRequest is a request for a message: its URL, after its method
+// when that is not GET.
+func shownRequest(method, u string) string {
+	if strings.EqualFold(method, "GET") {
+		return u
+	}
+	return strings.ToUpper(method) + " " + u
+}
+
+// shownPages is how many of an archive's pages a miss lists.
+const shownPages = 5
+
+// missNote names the archive and what it holds near u: for a document,
+// its pages, nearest first; for anything else, the nearest request with
+// the same method. It starts with the archive's name.
+func (p *Page) missNote(method, u string, doc bool) string {
+	m := p.opts.Replay
+	name := m.Name()
+	if doc {
+		pages := m.Pages()
+		near := replay.Nearest(u, pages, shownPages)
+		switch {
+		case len(pages) == 0:
+			return name + " (it holds no pages)"
+		case len(pages) == 1:
+			return name + " (it holds 1 page: " + near[0] + ")"
+		case len(pages) > len(near):
+			return fmt.Sprintf("%s (it holds %d pages; the nearest: %s, …)", name, len(pages), strings.Join(near, ", "))
+		}
+		return fmt.Sprintf("%s (it holds %d pages: %s)", name, len(pages), strings.Join(near, ", "))
+	}
+	near := replay.Nearest(u, m.URLs(method), 1)
+	switch {
+	case len(near) == 0:
+		return fmt.Sprintf("%s (it holds no %s request)", name, strings.ToUpper(method))
+	case near[0] == u:
+		return fmt.Sprintf("%s (it holds this %s with another body)", name, strings.ToUpper(method))
+	}
+	return name + " (the nearest it holds: " + near[0] + ")"
+}
+
+// firstWarning reports whether a replay warning is new for this Page.
+func (p *Page) firstWarning(key string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.warned[key] {
+		return false
+	}
+	if p.warned == nil {
+		p.warned = map[string]bool{}
+	}
+	p.warned[key] = true
+	return true
+}
+
+func (p *Page) missedDocCount() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.missedDocs)
+}
+
+// missedDocSince is the first navigation of the tab the replay could not
+// answer after the first n, as its error; nil when none.
+func (p *Page) missedDocSince(n int) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.missedDocs) <= n {
+		return nil
+	}
+	e := *p.missedDocs[n]
+	return &e
 }
 
 // recordResponse captures a response at the response stage, then lets it

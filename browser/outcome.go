@@ -76,7 +76,8 @@ func (p *Page) state(ctx context.Context) pageState {
 // settle waits for what an action started to finish — a navigation's
 // load, the requests it made, the DOM to stop changing — within bounds,
 // then says what changed.
-func (p *Page) settle(ctx context.Context, before pageState, navs, blocked int) (Outcome, error) {
+func (p *Page) settle(ctx context.Context, before pageState, at marks) (Outcome, error) {
+	navs := at.navs
 	// A navigation starts within a few frames of the click that causes it.
 	deadline := time.Now().Add(300 * time.Millisecond)
 	for time.Now().Before(deadline) && p.net.navCount() == navs && !p.net.isLoading() {
@@ -95,7 +96,12 @@ func (p *Page) settle(ctx context.Context, before pageState, navs, blocked int) 
 		return Outcome{}, err
 	}
 
-	if err := p.blockedSince(ctx, blocked, after); err != nil {
+	if err := p.blockedSince(ctx, at.blocked, after); err != nil {
+		return Outcome{}, err
+	}
+	// A navigation the replay could not answer was aborted, as a refused
+	// one is: the page is where it was, and the action failed.
+	if err := p.missedDocSince(at.missed); err != nil {
 		return Outcome{}, err
 	}
 	out := Outcome{URL: after.URL}

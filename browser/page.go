@@ -60,7 +60,8 @@ type Options struct {
 	// AllowSchemes are URL schemes beside http and https that Navigate
 	// may load, such as "file"; none by default.
 	AllowSchemes []string
-	// Record, when set, receives every exchange the page makes.
+	// Record, when set, receives every exchange the page makes; it does
+	// not go with Replay.
 	Record *replay.Recorder
 	// Replay, when set, answers every request from an archive; nothing
 	// reaches the network, and what it cannot answer fails (a miss).
@@ -85,8 +86,17 @@ type Options struct {
 	// ScreenshotDir, when set, gets a PNG after every action.
 	ScreenshotDir string
 	// Logf receives what a person may want to know (blocked requests,
-	// fuzzy replay matches); nil discards it.
+	// closed tabs); nil discards it.
 	Logf func(format string, args ...any)
+	// Warnf receives what a person must be told of a replay, whether or
+	// not Logf is shown: each request the archive could not answer (a
+	// miss: what was asked, that the archive, by name, does not hold it,
+	// and what it holds nearest) and each one the fuzzy fallback answered
+	// (what was asked, and the recorded request that answered it). Each
+	// distinct one is reported once a Page; Page.ReplayMisses counts them
+	// all. Nil sends them to Logf. Like Logf, it may be called from
+	// several goroutines at once.
+	Warnf func(format string, args ...any)
 	// ChromeOutput receives Chrome's own stderr; nil discards it.
 	ChromeOutput io.Writer
 	// Flags are extra command-line flags for a launched Chrome, such as
@@ -134,6 +144,9 @@ func (o *Options) defaults() {
 	if o.Logf == nil {
 		o.Logf = func(string, ...any) {}
 	}
+	if o.Warnf == nil {
+		o.Warnf = o.Logf
+	}
 }
 
 // Page is one browser tab for one run. Its methods may be called from one
@@ -167,6 +180,9 @@ type Page struct {
 	blockedDocs []string // of those, the documents: navigations refused
 	closedTabs  []string // new tabs the page opened, closed
 	steps       int      // actions taken, for screenshot names
+	missed      []string // replay misses, "METHOD URL"
+	missedDocs  []*Error // of those, the tab's navigations, as the error each is
+	warned      map[string]bool
 }
 
 // Open starts (or attaches to) a browser and opens one tab in it.
@@ -176,6 +192,10 @@ func Open(ctx context.Context, o Options) (*Page, error) {
 		if err := CheckDomain(d); err != nil {
 			return nil, &Error{Op: "launch", Kind: ErrLaunch, Detail: "allowed domains", Err: err}
 		}
+	}
+	if o.Record != nil && o.Replay != nil {
+		// A replay feeds no recorder: the HAR written would be empty.
+		return nil, &Error{Op: "launch", Kind: ErrLaunch, Detail: "Record and Replay together: a replayed page's exchanges are its archive's already; record a live page"}
 	}
 	if _, ok := o.Flags["proxy-server"]; ok && (len(o.AllowedDomains) > 0 || o.Replay != nil) {
 		return nil, &Error{Op: "launch", Kind: ErrLaunch, Detail: "the proxy-server flag cannot be combined with allowed domains or a replay: the run's own proxy enforces them"}
@@ -441,6 +461,15 @@ func (p *Page) Blocked() []string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return append([]string(nil), p.blocked...)
+}
+
+// ReplayMisses lists the requests this Page's replay could not answer,
+// as "METHOD URL", in the order they were asked; its length is the count
+// of misses. It is empty when the Page does not replay.
+func (p *Page) ReplayMisses() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]string(nil), p.missed...)
 }
 
 // ClosedTabs lists the URLs of the new tabs and popups the page opened,

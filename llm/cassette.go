@@ -9,9 +9,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/headroom-agent/headroom/internal/redact"
 	"github.com/headroom-agent/headroom/internal/safefile"
@@ -37,6 +39,7 @@ type Cassette struct {
 	secrets []string              // scrubbed from everything recorded
 	replay  map[string][]Exchange // replaying: by key, in recorded order
 	byType  map[string][]recorded // replaying: requests, for near matches and mismatch reports
+	name    string                // replaying: the file's name, for mismatch reports
 }
 
 // NewCassette records: it writes every exchange to w as a JSON line. Any of secrets
@@ -71,7 +74,7 @@ const (
 // whatever their value.
 func LoadCassette(r io.Reader, name string, secrets ...string) (*Cassette, error) {
 	c := NewCassette(nil, secrets...)
-	c.replay, c.byType = map[string][]Exchange{}, map[string][]recorded{}
+	c.replay, c.byType, c.name = map[string][]Exchange{}, map[string][]recorded{}, filepath.Base(name)
 	lr := &io.LimitedReader{R: r, N: maxCassette + 1}
 	sc := bufio.NewScanner(lr)
 	sc.Buffer(make([]byte, 0, 1<<20), 64<<20)
@@ -95,7 +98,7 @@ func LoadCassette(r io.Reader, name string, secrets ...string) (*Cassette, error
 			return nil, fmt.Errorf("%s:%d: a cassette line needs type, key and response", name, line)
 		}
 		c.replay[x.Key] = append(c.replay[x.Key], x)
-		c.byType[x.Type] = append(c.byType[x.Type], recorded{x.Key, x.Request})
+		c.byType[x.Type] = append(c.byType[x.Type], recorded{x.Key, x.Request, line})
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
@@ -189,7 +192,7 @@ func (c *Cassette) answer(typ string, body []byte) (Exchange, error) {
 	}
 	recs := c.byType[typ]
 	if len(recs) == 0 {
-		return Exchange{}, fmt.Errorf("%w: no %s call was recorded", ErrReplayMismatch, typ)
+		return Exchange{}, fmt.Errorf("%w: no %s call was recorded in %s", ErrReplayMismatch, typ, c.name)
 	}
 	// No recorded request has these bytes. One may still be this request:
 	// the same JSON written otherwise, or one that held a secret this
@@ -197,7 +200,9 @@ func (c *Cassette) answer(typ string, body []byte) (Exchange, error) {
 	// has the marker, the live request's word there is taken for the
 	// secret, and is not printed either.
 	live := decode(body)
-	best, bestN := "", -1
+	var best []fieldDiff
+	var bestAt recorded
+	bestShared := 0
 	for _, r := range recs {
 		rv := decode(r.req)
 		diffs := jsonDiff("", rv, unmask(rv, live))
@@ -206,19 +211,36 @@ func (c *Cassette) answer(typ string, body []byte) (Exchange, error) {
 				c.replay[r.key] = xs[1:]
 				return xs[0], nil
 			}
-			return Exchange{}, fmt.Errorf("%w: this %s request was recorded, but fewer times than it is now asked", ErrReplayMismatch, typ)
+			return Exchange{}, fmt.Errorf("%w: this %s request was recorded (%s:%d), but fewer times than it is now asked", ErrReplayMismatch, typ, c.name, r.line)
 		}
-		if bestN < 0 || len(diffs) < bestN {
-			best, bestN = strings.Join(first(diffs, 3), "; "), len(diffs)
+		// The fewest values differing, and among those the most text in
+		// common before each difference.
+		if shared := sharedBefore(diffs); best == nil || len(diffs) < len(best) || len(diffs) == len(best) && shared > bestShared {
+			best, bestAt, bestShared = diffs, r, shared
 		}
 	}
-	return Exchange{}, fmt.Errorf("%w: the closest recorded %s request differs at %s", ErrReplayMismatch, typ, c.scrubSecrets([]byte(best)))
+	var msg strings.Builder
+	fmt.Fprintf(&msg, "the closest recorded %s request (%s:%d) differs at ", typ, c.name, bestAt.line)
+	for i, d := range first(best, 3) {
+		if i > 0 {
+			msg.WriteString("\nand at ")
+		}
+		msg.WriteString(d.String())
+	}
+	switch more := len(best) - 3; {
+	case more == 1:
+		msg.WriteString("\nand in 1 more place")
+	case more > 1:
+		fmt.Fprintf(&msg, "\nand in %d more places", more)
+	}
+	return Exchange{}, fmt.Errorf("%w: %s", ErrReplayMismatch, c.scrubSecrets([]byte(msg.String())))
 }
 
-// recorded is a recorded request and its key.
+// recorded is a recorded request, its key and its line in the cassette.
 type recorded struct {
-	key string
-	req json.RawMessage
+	key  string
+	req  json.RawMessage
+	line int
 }
 
 // unmask returns live with every string that matches rec's but for
@@ -319,10 +341,78 @@ func decode(b []byte) any {
 	return v
 }
 
-func first(s []string, n int) []string { return s[:min(n, len(s))] }
+func first[T any](s []T, n int) []T { return s[:min(n, len(s))] }
 
-// jsonDiff lists where two JSON values differ, as path: recorded → now.
-func jsonDiff(path string, a, b any) []string {
+// fieldDiff is one place two requests differ: the path of a value and
+// the value each has, as a string's text or a JSON value's.
+type fieldDiff struct {
+	path          string
+	recorded, now string
+	strings       bool // both are strings: recorded and now are their text
+}
+
+// diffContext is how many characters a mismatch shows on each side of
+// the first difference.
+const diffContext = 40
+
+// String shows where the values first differ, with what surrounds it on
+// each side, one above the other:
+//
+//	messages[1].content.page.text, from byte 1234:
+//	    recorded: …Stock: the oak desk is in stock (checked today)…
+//	    now:      …Stock: the oak desk is sold out (checked today)…
+//	                                      ^
+func (d fieldDiff) String() string {
+	at := firstDiff(d.recorded, d.now, diffContext)
+	where := fmt.Sprintf("from byte %d", at.Offset)
+	if !d.strings {
+		where += " of its JSON"
+	}
+	// A secret the process does not know, where the recording has the
+	// marker, is no word of the recording: past the difference, a long
+	// word of the live request that the recorded value lacks is not shown,
+	// nor the start of one the cut falls in.
+	if strings.Contains(d.recorded, redact.Marker) {
+		at.B = hideNew(at.B, d.recorded, at.CutB)
+	}
+	return fmt.Sprintf("%s, %s:\n%s", cmpPath(d.path), where, at.lines(d.strings, "    ", "recorded:", "now:"))
+}
+
+// sharedBefore is how many bytes the values share before their first
+// differences, all told.
+func sharedBefore(diffs []fieldDiff) int {
+	n := 0
+	for _, d := range diffs {
+		for i := 0; i < len(d.recorded) && i < len(d.now) && d.recorded[i] == d.now[i]; i++ {
+			n++
+		}
+	}
+	return n
+}
+
+// hideNew replaces each word of s of 8 or more bytes that rec does not
+// hold with the marker, and, when s was cut, its last word if rec does
+// not hold it, however short: it may be a longer word's start.
+func hideNew(s, rec string, cut bool) string {
+	sep := func(r rune) bool { return strings.ContainsRune(" \t\r\n\"\\,;:=&?()[]{}<>'", r) }
+	words := strings.FieldsFunc(s, sep)
+	if cut && len(words) > 0 {
+		last := words[len(words)-1]
+		if r, _ := utf8.DecodeLastRuneInString(s); !sep(r) && !strings.Contains(rec, last) {
+			s = strings.TrimSuffix(s, last) + redact.Marker
+		}
+	}
+	for _, w := range words {
+		if len(w) >= 8 && !strings.Contains(rec, w) {
+			s = strings.ReplaceAll(s, w, redact.Marker)
+		}
+	}
+	return s
+}
+
+// jsonDiff lists where two JSON values differ, recorded (a) against now
+// (b), in path order.
+func jsonDiff(path string, a, b any) []fieldDiff {
 	switch x := a.(type) {
 	case map[string]any:
 		y, ok := b.(map[string]any)
@@ -341,7 +431,7 @@ func jsonDiff(path string, a, b any) []string {
 			names = append(names, k)
 		}
 		sort.Strings(names)
-		var out []string
+		var out []fieldDiff
 		for _, k := range names {
 			out = append(out, jsonDiff(join(path, k), x[k], y[k])...)
 		}
@@ -351,7 +441,7 @@ func jsonDiff(path string, a, b any) []string {
 		if !ok {
 			break
 		}
-		var out []string
+		var out []fieldDiff
 		for i := range max(len(x), len(y)) {
 			var ai, bi any
 			if i < len(x) {
@@ -365,11 +455,15 @@ func jsonDiff(path string, a, b any) []string {
 		return out
 	}
 	if sa, ok := a.(string); ok {
-		if sb, ok := b.(string); ok && sa != sb {
+		if sb, ok := b.(string); ok {
+			if sa == sb {
+				return nil
+			}
 			// A call's input travels as JSON text: say where in it.
 			if da, db := jsonDoc(sa), jsonDoc(sb); da != nil && db != nil {
 				return jsonDiff(path, da, db)
 			}
+			return []fieldDiff{{path: path, recorded: sa, now: sb, strings: true}}
 		}
 	}
 	ja, _ := json.Marshal(a)
@@ -377,7 +471,7 @@ func jsonDiff(path string, a, b any) []string {
 	if bytes.Equal(ja, jb) {
 		return nil
 	}
-	return []string{fmt.Sprintf("%s: recorded %s, now %s", cmpPath(path), clip(ja), clip(jb))}
+	return []fieldDiff{{path: path, recorded: string(ja), now: string(jb)}}
 }
 
 func join(path, k string) string {
@@ -392,12 +486,4 @@ func cmpPath(p string) string {
 		return "(the whole request)"
 	}
 	return p
-}
-
-// clip shortens a JSON value for a message.
-func clip(b []byte) string {
-	if len(b) > 60 {
-		return string(b[:57]) + "…"
-	}
-	return string(b)
 }

@@ -26,6 +26,9 @@ import (
 // which replay uses as the page's clock.
 type Archive struct {
 	Log *har.Log
+	// Source is where the archive was read from: Load's path, Decode's
+	// name. Empty for one made in memory. It is not written.
+	Source string
 }
 
 // New returns an empty archive recorded at t, made by creator (name/version).
@@ -107,7 +110,7 @@ func Decode(name string, data []byte) (*Archive, error) {
 			e.Response.Content = &har.Content{}
 		}
 	}
-	return &Archive{Log: doc.Log}, nil
+	return &Archive{Log: doc.Log, Source: name}, nil
 }
 
 // jsonProblem turns a decode error into a line:column message.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"mime"
 	"net/url"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -61,11 +62,12 @@ type Matcher struct {
 	log    *har.Log
 	stats  Stats
 	at     time.Time
+	source string
 }
 
 // NewMatcher indexes an archive.
 func NewMatcher(a *Archive, opts Options) *Matcher {
-	m := &Matcher{opts: opts, byKey: map[string][]int{}, byPath: map[string][]int{}, log: a.Log, at: a.Recorded()}
+	m := &Matcher{opts: opts, byKey: map[string][]int{}, byPath: map[string][]int{}, log: a.Log, at: a.Recorded(), source: a.Source}
 	m.served = make([]int, len(a.Log.Entries))
 	for i, e := range a.Log.Entries {
 		// Redacted as a live request is: an archive recorded with a name
@@ -265,6 +267,106 @@ func headerValue(h map[string]string, name string) string {
 // Recorded is when the archive was recorded: the clock a replayed page
 // starts from.
 func (m *Matcher) Recorded() time.Time { return m.at }
+
+// Source is where the matcher's archive was read from (Archive.Source);
+// empty for an archive made in memory.
+func (m *Matcher) Source() string { return m.source }
+
+// Name is the archive's file name for a message: Source's base name, or
+// "the replayed archive" when it has none.
+func (m *Matcher) Name() string {
+	if m.source == "" {
+		return "the replayed archive"
+	}
+	return filepath.Base(m.source)
+}
+
+// Pages lists the archive's documents, the URLs a navigation can load:
+// each GET answered with HTML or a redirect, once, in recorded order.
+func (m *Matcher) Pages() []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, e := range m.log.Entries {
+		if !strings.EqualFold(e.Request.Method, "GET") || !isDocument(e.Response) {
+			continue
+		}
+		if u := e.Request.URL; !seen[u] {
+			seen[u] = true
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+// URLs lists the URLs recorded for a method, once each, in recorded order.
+func (m *Matcher) URLs(method string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, e := range m.log.Entries {
+		if u := e.Request.URL; strings.EqualFold(e.Request.Method, method) && !seen[u] {
+			seen[u] = true
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+func isDocument(r *har.Response) bool {
+	if r.Status >= 300 && r.Status < 400 {
+		return true
+	}
+	mt := ""
+	if r.Content != nil {
+		mt, _, _ = mime.ParseMediaType(r.Content.MimeType)
+	}
+	return mt == "text/html" || mt == "application/xhtml+xml"
+}
+
+// Nearest orders urls by how close each is to u and returns at most n:
+// those on u's scheme and host first, then those with its path, then
+// the longest path and query in common with u's; ties keep their order.
+func Nearest(u string, urls []string, n int) []string {
+	type scored struct {
+		u              string
+		host, path     bool
+		common, before int
+	}
+	want, _ := url.Parse(u)
+	ss := make([]scored, len(urls))
+	for i, c := range urls {
+		ss[i] = scored{u: c, before: i}
+		got, err := url.Parse(c)
+		if err != nil || want == nil {
+			continue
+		}
+		ss[i].host = got.Scheme == want.Scheme && got.Host == want.Host
+		ss[i].path = got.EscapedPath() == want.EscapedPath()
+		ss[i].common = commonPrefix(got.RequestURI(), want.RequestURI())
+	}
+	sort.SliceStable(ss, func(a, b int) bool {
+		x, y := ss[a], ss[b]
+		switch {
+		case x.host != y.host:
+			return x.host
+		case x.path != y.path:
+			return x.path
+		}
+		return x.common > y.common
+	})
+	out := make([]string, 0, min(n, len(ss)))
+	for _, s := range ss[:min(n, len(ss))] {
+		out = append(out, s.u)
+	}
+	return out
+}
+
+func commonPrefix(a, b string) int {
+	n := 0
+	for n < len(a) && n < len(b) && a[n] == b[n] {
+		n++
+	}
+	return n
+}
 
 // Stats returns what the matcher has answered so far.
 func (m *Matcher) Stats() Stats {

@@ -393,3 +393,63 @@ func TestRecorderScrubsEchoedSecrets(t *testing.T) {
 		t.Errorf("scrubbing took more than the secrets: %s", b)
 	}
 }
+
+func TestAMatcherKnowsItsArchivesNameAndPages(t *testing.T) {
+	path := filepath.Join("..", "..", "testdata", "pages", "shop.har")
+	a, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Source != path {
+		t.Errorf("Source = %q, want %q", a.Source, path)
+	}
+	m := NewMatcher(a, Options{Redactor: DefaultRedactor()})
+	if m.Source() != path || m.Name() != "shop.har" {
+		t.Errorf("Source, Name = %q, %q", m.Source(), m.Name())
+	}
+	const o = "http://127.0.0.1:8391"
+	// Documents (HTML, or a redirect) by GET, once each; no stylesheet,
+	// image, API answer or plain-text 404.
+	want := []string{o + "/shop/index.html", o + "/shop/", o + "/shop/newsletter.html", o + "/shop/results.html?q=desk", o + "/shop/item.html?id=2"}
+	if got := m.Pages(); strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("Pages = %q, want %q", got, want)
+	}
+	if got := m.URLs("GET"); len(got) != 10 { // style.css three times, once here
+		t.Errorf("URLs(GET) = %d: %q", len(got), got)
+	}
+	if got := NewMatcher(&Archive{Log: a.Log}, Options{}).Name(); got != "the replayed archive" {
+		t.Errorf("an archive from memory is called %q", got)
+	}
+}
+
+func TestNearest(t *testing.T) {
+	urls := []string{
+		"http://a.test/shop/",
+		"http://a.test/shop/results.html?q=desk",
+		"http://b.test/shop/item.html?id=2",
+		"http://a.test/shop/item.html?id=2",
+		"http://a.test/form/",
+	}
+	for _, c := range []struct {
+		u    string
+		n    int
+		want []string
+	}{
+		// Same path first, then the longest path and query in common.
+		{"http://a.test/shop/item.html?id=3", 2, []string{urls[3], urls[0]}},
+		// Nothing in common but the host: recorded order.
+		{"http://a.test/x", 2, []string{urls[0], urls[1]}},
+		{"http://a.test/form/signup", 1, []string{urls[4]}},
+		// Another host comes after every URL on the asked one.
+		{"http://b.test/shop/", 1, []string{urls[2]}},
+		{"http://a.test/", 10, []string{urls[0], urls[1], urls[3], urls[4], urls[2]}},
+		{"http://a.test/", 0, []string{}},
+	} {
+		if got := Nearest(c.u, urls, c.n); strings.Join(got, " ") != strings.Join(c.want, " ") {
+			t.Errorf("Nearest(%s, %d) = %q, want %q", c.u, c.n, got, c.want)
+		}
+	}
+	if got := Nearest("http://a.test/", nil, 3); len(got) != 0 {
+		t.Errorf("Nearest of none = %q", got)
+	}
+}

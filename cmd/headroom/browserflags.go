@@ -86,6 +86,11 @@ func (b *browserFlags) options(stderr io.Writer) browser.Options {
 			fprintf(stderr, "headroom: "+format+"\n", args...)
 		}
 	}
+	// What a replay could not answer, or answered with a near match, is
+	// always shown: it is why a replayed run goes differently.
+	o.Warnf = func(format string, args ...any) {
+		fprintf(stderr, "headroom: "+format+"\n", args...)
+	}
 	if b.verbose {
 		o.ChromeOutput = stderr
 	}

@@ -120,6 +120,8 @@ func browserExit(ctx context.Context, err error) int {
 	switch {
 	case ctx.Err() != nil:
 		return exitInterrupted
+	case errors.Is(err, browser.ErrNotRecorded):
+		return exitFailed // the browser is fine; the recording lacks the page
 	case errors.Is(err, browser.ErrLaunch), errors.Is(err, browser.ErrCrashed), errors.Is(err, browser.ErrLoad), errors.Is(err, browser.ErrBlocked):
 		return exitBrowser
 	}

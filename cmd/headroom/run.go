@@ -206,6 +206,8 @@ func exitCode(ctx context.Context, s agent.Status, err error) int {
 		switch {
 		case ctx.Err() != nil:
 			return exitInterrupted
+		case errors.Is(err, browser.ErrNotRecorded):
+			return exitFailed // the browser is fine; the recording lacks the page
 		case errors.Is(err, browser.ErrLaunch), errors.Is(err, browser.ErrCrashed), errors.Is(err, browser.ErrClosed), errors.Is(err, browser.ErrLoad):
 			return exitBrowser
 		}

@@ -711,3 +711,22 @@ func TestRunBadTask(t *testing.T) {
 		t.Errorf("a missing task file: exit %d, stderr %q; want 2 naming the file", code, errb.String())
 	}
 }
+
+// TestRunStartURLNotInTheReplay: a replayed task whose start URL the HAR
+// lacks fails as work that failed (exit 1), naming the URL and the
+// archive, without -v.
+func TestRunStartURLNotInTheReplay(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	har, err := filepath.Abs("../../testdata/tasks/shop-oak-desk-cart.har")
+	if err != nil {
+		t.Fatal(err)
+	}
+	task := writeFile(t, dir, "miss.yaml", "name: miss\nstart_url: http://127.0.0.1:8391/shop/nowhere.html\ngoal: Report the price.\n"+
+		"allowed_domains: [127.0.0.1]\nmax_steps: 2\ndeadline: 1m\nreplay: "+har+"\n")
+	code, _, errs := runArgs(t, "run", task)
+	if code != exitFailed || !strings.Contains(errs, "http://127.0.0.1:8391/shop/nowhere.html is not in shop-oak-desk-cart.har") ||
+		!strings.Contains(errs, "http://127.0.0.1:8391/shop/") {
+		t.Errorf("exit %d, want 1 naming the URL, the archive and what it holds; stderr:\n%s", code, errs)
+	}
+}
