@@ -48,7 +48,7 @@ func TestRunTaskListUsage(t *testing.T) {
 		want string
 	}{
 		{"no index", nil, []string{"--tasks", one}, "needs the index of the task to run: --index N, or JOB_COMPLETION_INDEX or HEADROOM_TASK_INDEX"},
-		{"past the end", map[string]string{envJobIndex: "1"}, []string{"--tasks", one}, "$JOB_COMPLETION_INDEX=1: " + one + " holds 1 tasks, indexes 0 to 0"},
+		{"past the end", map[string]string{envJobIndex: "1"}, []string{"--tasks", one}, "$JOB_COMPLETION_INDEX=1: " + one + " holds 1 task, indexes 0 to 0"},
 		{"not a number", map[string]string{envTaskIndex: "one"}, []string{"--tasks", one}, `$HEADROOM_TASK_INDEX="one" is not an index`},
 		{"negative", nil, []string{"--tasks", one, "--index", "-1"}, `--index="-1" is not an index`},
 		{"both", nil, []string{"--tasks", one, "--index", "0", task}, "want one TASK file, or --tasks FILE"},
