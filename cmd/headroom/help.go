@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 
@@ -37,7 +36,7 @@ func helpCommand(root *cobra.Command) *cobra.Command {
 				if cmd.HasSubCommands() {
 					return groupArgs(cmd, rest)
 				}
-				return errors.New(fmt.Sprintf("%q is not a command of %q", rest[0], cmd.CommandPath()))
+				return fmt.Errorf("%q is not a command of %q", rest[0], cmd.CommandPath())
 			}
 			return cmd.Help()
 		},
