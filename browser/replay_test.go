@@ -60,17 +60,7 @@ func TestTestdataRecordings(t *testing.T) {
 
 func TestMissingResourceIsAMiss(t *testing.T) {
 	t.Parallel()
-	a, err := replay.Load(filepath.Join(testsite.Dir(), "shop.har"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	kept := a.Log.Entries[:0]
-	for _, e := range a.Log.Entries {
-		if !strings.HasSuffix(e.Request.URL, "/logo.png") {
-			kept = append(kept, e)
-		}
-	}
-	a.Log.Entries = kept
+	a := shopWithoutLogo(t)
 	m := replay.NewMatcher(a, replay.Options{Redactor: replay.DefaultRedactor()})
 	p := open(t, offline(m))
 	ctx := ctxT(t)
@@ -82,7 +72,7 @@ func TestMissingResourceIsAMiss(t *testing.T) {
 		t.Errorf("stats = %+v, want one miss for logo.png", st)
 	}
 	// A page that was never recorded fails to load, and is a miss too.
-	_, err = p.Navigate(ctx, StartURL(a)+"never-recorded.html")
+	_, err := p.Navigate(ctx, StartURL(a)+"never-recorded.html")
 	if !errors.Is(err, ErrNotRecorded) {
 		t.Errorf("navigating to an unrecorded page: %v", err)
 	}
@@ -216,17 +206,7 @@ func TestNavigatingWhereTheReplayHasNoPage(t *testing.T) {
 // keeps the rest; with no Warnf they go to Logf.
 func TestReplayMissesAndFuzzyAnswersAreWarnings(t *testing.T) {
 	t.Parallel()
-	a, err := replay.Load(filepath.Join(testsite.Dir(), "shop.har"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	kept := a.Log.Entries[:0]
-	for _, e := range a.Log.Entries {
-		if !strings.HasSuffix(e.Request.URL, "/logo.png") {
-			kept = append(kept, e)
-		}
-	}
-	a.Log.Entries = kept
+	a := shopWithoutLogo(t)
 	const origin = "http://127.0.0.1:8391"
 	for _, withWarnf := range []bool{true, false} {
 		t.Run(fmt.Sprintf("warnf=%v", withWarnf), func(t *testing.T) {
@@ -314,4 +294,22 @@ func TestMissNote(t *testing.T) {
 	if got, want := p.missNote("GET", "http://a.test/x", true), "the replayed archive (it holds no pages)"; got != want {
 		t.Errorf("no page: %q, want %q", got, want)
 	}
+}
+
+// shopWithoutLogo is the shop's recording less its logo: a page whose
+// replay misses one resource.
+func shopWithoutLogo(t *testing.T) *replay.Archive {
+	t.Helper()
+	a, err := replay.Load(filepath.Join(testsite.Dir(), "shop.har"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := a.Log.Entries[:0]
+	for _, e := range a.Log.Entries {
+		if !strings.HasSuffix(e.Request.URL, "/logo.png") {
+			kept = append(kept, e)
+		}
+	}
+	a.Log.Entries = kept
+	return a
 }

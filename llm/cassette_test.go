@@ -89,14 +89,7 @@ func TestCassetteScrubsSecretNamedFields(t *testing.T) {
 }
 
 func TestAReplayWithNoKeyStillMatchesARequestThatHeldIt(t *testing.T) {
-	sc := newSimCaller(t, "heuristic", map[string]azuresim.Model{"heuristic": heuristic.Model{}})
-	var rec bytes.Buffer
-	sc.Cassette = NewCassette(&rec, sc.Dispatcher.Secrets()...)
-	leaky := inputs["yes-no"].(calltypes.CheckInput)
-	leaky.Page.Text += " key=" + testKey + "."
-	if _, _, err := sc.Call(context.Background(), "yes-no", leaky, CallOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	rec, leaky := recordLeakyCall(t)
 	// Replayed where the key is not known: the marker stands for the word.
 	cas, err := LoadCassette(bytes.NewReader(rec.Bytes()), "run.jsonl")
 	if err != nil {
@@ -143,4 +136,19 @@ func TestMasks(t *testing.T) {
 			t.Errorf("masks(%q, %q) = %v", c.rec, c.live, got)
 		}
 	}
+}
+
+// recordLeakyCall records one yes-no call whose page text holds the
+// dispatcher's key, and returns the cassette and the input.
+func recordLeakyCall(t *testing.T) (*bytes.Buffer, calltypes.CheckInput) {
+	t.Helper()
+	sc := newSimCaller(t, "heuristic", map[string]azuresim.Model{"heuristic": heuristic.Model{}})
+	var rec bytes.Buffer
+	sc.Cassette = NewCassette(&rec, sc.Dispatcher.Secrets()...)
+	leaky := inputs["yes-no"].(calltypes.CheckInput)
+	leaky.Page.Text += " key=" + testKey + "."
+	if _, _, err := sc.Call(context.Background(), "yes-no", leaky, CallOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return &rec, leaky
 }

@@ -157,14 +157,7 @@ func runeCount(s string) int { return len([]rune(s)) }
 // live request's word there may be the secret: a miss around it shows
 // the marker, not the word.
 func TestACassetteMissShowsNoSecretTheReplayDoesNotKnow(t *testing.T) {
-	sc := newSimCaller(t, "heuristic", map[string]azuresim.Model{"heuristic": heuristic.Model{}})
-	var rec bytes.Buffer
-	sc.Cassette = NewCassette(&rec, sc.Dispatcher.Secrets()...)
-	leaky := inputs["yes-no"].(calltypes.CheckInput)
-	leaky.Page.Text += " key=" + testKey + "."
-	if _, _, err := sc.Call(context.Background(), "yes-no", leaky, CallOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	rec, leaky := recordLeakyCall(t)
 	cas, err := LoadCassette(bytes.NewReader(rec.Bytes()), "run.jsonl") // no key known
 	if err != nil {
 		t.Fatal(err)

@@ -5,6 +5,8 @@ import (
 	"html"
 	"io"
 	"strings"
+
+	"github.com/headroom-agent/headroom/internal/svgplot"
 )
 
 // Plot writes an SVG with one panel per budget mode: the share of the
@@ -61,13 +63,7 @@ func Plot(w io.Writer, rows []Row) error {
 		fmt.Fprintf(&b, `<rect x="%d" y="%d" width="%d" height="%d" fill="none" stroke="#999"/>`+"\n", left, y0, plotW, panel)
 		// Left axis: 0 to 130% of the allowance.
 		yOf := func(f float64) float64 { return float64(y0+panel) - min(max(f, 0), yMax)/yMax*float64(panel) }
-		for _, f := range []float64{0, 0.25, 0.5, 0.75, 1} {
-			fmt.Fprintf(&b, `<text x="%d" y="%.1f" text-anchor="end">%.0f%%</text>`+"\n", left-6, yOf(f)+4, 100*f)
-			if f > 0 && f < 1 {
-				fmt.Fprintf(&b, `<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" stroke="#f0f0f0"/>`+"\n", left, left+plotW, yOf(f), yOf(f))
-			}
-		}
-		fmt.Fprintf(&b, `<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" stroke="#555" stroke-dasharray="5 3"/>`+"\n", left, left+plotW, yOf(1), yOf(1))
+		svgplot.PercentAxis(&b, left, plotW, yOf, "#f0f0f0")
 		fmt.Fprintf(&b, `<text transform="translate(%d %d) rotate(-90)" text-anchor="middle" fill="%s" font-size="11">tokens in window, %% of allowance</text>`+"\n", left-50, y0+panel/2, fillColour)
 		// Right axis: the 429s so far, a count.
 		rOf := func(n int64) float64 { return float64(y0+panel) - float64(n)/float64(peak429)*float64(panel) }

@@ -1,11 +1,11 @@
 package agents
 
 import (
-	"encoding/xml"
-	"io"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/headroom-agent/headroom/internal/svgplot"
 )
 
 // plotRows are the two budget modes over three 6 s windows, for the plot
@@ -30,13 +30,8 @@ func TestPlotLabelsAxesAndLines(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := svg.String()
-	d := xml.NewDecoder(strings.NewReader(out))
-	for {
-		if _, err := d.Token(); err == io.EOF {
-			break
-		} else if err != nil {
-			t.Fatalf("not XML: %v\n%s", err, out)
-		}
+	if err := svgplot.WellFormed(out); err != nil {
+		t.Fatalf("not XML: %v\n%s", err, out)
 	}
 	for _, want := range []string{
 		"time since the agents started (s)", // the x axis

@@ -7,6 +7,8 @@ import (
 	"math"
 	"strings"
 	"time"
+
+	"github.com/headroom-agent/headroom/internal/svgplot"
 )
 
 // colours of the deployments' lines, in order.
@@ -59,13 +61,7 @@ func Plot(w io.Writer, rows []Row, names []string) error {
 		yOf := func(f float64) float64 { return float64(y0+panel) - min(max(f, 0), yMax)/yMax*float64(panel) }
 
 		// The y axis: ticks, the reference lines, the title.
-		for _, f := range []float64{0, 0.25, 0.5, 0.75, 1} {
-			fmt.Fprintf(&b, `<text x="%d" y="%.1f" text-anchor="end">%.0f%%</text>`+"\n", left-6, yOf(f)+4, 100*f)
-			if f > 0 && f < 1 {
-				fmt.Fprintf(&b, `<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" stroke="#eee"/>`+"\n", left, left+plotW, yOf(f), yOf(f))
-			}
-		}
-		fmt.Fprintf(&b, `<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" stroke="#555" stroke-dasharray="5 3"/>`+"\n", left, left+plotW, yOf(1), yOf(1))
+		svgplot.PercentAxis(&b, left, plotW, yOf, "#eee")
 		if margin > 0 && margin < 1 && 1/margin <= yMax {
 			fmt.Fprintf(&b, `<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" stroke="#555" stroke-dasharray="1 3"/>`+"\n", left, left+plotW, yOf(1/margin), yOf(1/margin))
 		}

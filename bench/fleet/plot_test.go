@@ -1,11 +1,11 @@
 package fleet
 
 import (
-	"encoding/xml"
-	"io"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/headroom-agent/headroom/internal/svgplot"
 )
 
 // sampleRows are two strategies over two 6 s windows, for the plot alone.
@@ -29,14 +29,8 @@ func TestPlotLabelsAxesAndLines(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := svg.String()
-	// Well-formed XML, so a browser draws it.
-	d := xml.NewDecoder(strings.NewReader(out))
-	for {
-		if _, err := d.Token(); err == io.EOF {
-			break
-		} else if err != nil {
-			t.Fatalf("not XML: %v\n%s", err, out)
-		}
+	if err := svgplot.WellFormed(out); err != nil {
+		t.Fatalf("not XML: %v\n%s", err, out)
 	}
 	for _, want := range []string{
 		"time since the fleet started (s)",    // the x axis
