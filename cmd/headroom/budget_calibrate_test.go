@@ -17,6 +17,11 @@ const calibrateKey = "calibrate-key-7f3a9c"
 
 // calibrateSim serves cfg's deployments on a loopback port, taking only
 // calibrateKey, until the test ends.
+// calibrateWindow is the tests' compressed token window: long enough that
+// a round of calls fits in it on a machine loaded enough to take most of
+// a second a call.
+const calibrateWindow = 20 * time.Second
+
 func calibrateSim(t *testing.T, cfg azuresim.Config) string {
 	t.Helper()
 	sim, err := azuresim.New(cfg, azuresim.Options{APIKeys: []string{calibrateKey}})
@@ -68,10 +73,10 @@ func TestBudgetCalibrateTellsTheSimulatorsRefundModesApart(t *testing.T) {
 		{azuresim.Hold, false, "hold"},
 		{azuresim.Refund, true, "refund"},
 	} {
-		url := calibrateSim(t, azuresim.Config{Window: 10 * time.Second, Refund: c.refund, Deployments: []azuresim.Deployment{
+		url := calibrateSim(t, azuresim.Config{Window: calibrateWindow, Refund: c.refund, Deployments: []azuresim.Deployment{
 			{Name: "gpt4o", Model: "gpt-4o", ModelVersion: "2024-11-20", TPM: 120_000},
 		}})
-		cfg := calibrateConfig(t, "10s", url, "gpt4o")
+		cfg := calibrateConfig(t, calibrateWindow.String(), url, "gpt4o")
 		start := time.Now()
 		code, out, errs := runArgs(t, "budget", "calibrate", "--config", cfg, "--json")
 		if code != exitOK {
@@ -134,8 +139,8 @@ func TestBudgetCalibrateMeasuresTheServersRules(t *testing.T) {
 		for _, refund := range []azuresim.RefundPolicy{azuresim.Hold, azuresim.Refund} {
 			d := c.d
 			d.Name, d.Model, d.ModelVersion, d.TPM = "gpt4o", "gpt-4o", "2024-11-20", 120_000
-			url := calibrateSim(t, azuresim.Config{Window: 10 * time.Second, Refund: refund, Seed: 7, Deployments: []azuresim.Deployment{d}})
-			code, out, errs := runArgs(t, "budget", "calibrate", "--config", calibrateConfig(t, "10s", url, "gpt4o"), "--json")
+			url := calibrateSim(t, azuresim.Config{Window: calibrateWindow, Refund: refund, Seed: 7, Deployments: []azuresim.Deployment{d}})
+			code, out, errs := runArgs(t, "budget", "calibrate", "--config", calibrateConfig(t, calibrateWindow.String(), url, "gpt4o"), "--json")
 			var rs []calibrated
 			if err := json.Unmarshal([]byte(out), &rs); code != exitOK || err != nil || len(rs) != 1 {
 				t.Errorf("%s, --refund %s: exit %d, %v\n%s\n%s", c.name, refund, code, err, out, errs)
@@ -164,11 +169,11 @@ func TestBudgetCalibrateMeasuresTheServersRules(t *testing.T) {
 func TestBudgetCalibrateExitCodes(t *testing.T) {
 	t.Setenv("CALIBRATE_KEY", calibrateKey)
 	t.Setenv("HEADROOM_CONFIG", "")
-	url := calibrateSim(t, azuresim.Config{Window: 10 * time.Second, Deployments: []azuresim.Deployment{
+	url := calibrateSim(t, azuresim.Config{Window: calibrateWindow, Deployments: []azuresim.Deployment{
 		{Name: "a", Model: "gpt-4o", ModelVersion: "2024-11-20", TPM: 120_000},
 		{Name: "b", Model: "gpt-4o", ModelVersion: "2024-11-20", TPM: 120_000},
 	}})
-	two := calibrateConfig(t, "10s", url, "a", "b")
+	two := calibrateConfig(t, calibrateWindow.String(), url, "a", "b")
 
 	// An endpoint that answers chat completions without rate-limit
 	// headers, as a gateway that strips them would.
@@ -188,8 +193,8 @@ func TestBudgetCalibrateExitCodes(t *testing.T) {
 	}{
 		{[]string{"--config", two, "--deployment", "b", "--json"}, calibrateKey, exitOK, `"deployment": "b"`},
 		{[]string{"--config", two, "--deployment", "c"}, calibrateKey, exitUsage, `--deployment "c": ` + two + ` has no such deployment (have: a, b)`},
-		{[]string{"--config", calibrateConfig(t, "10s", bare.URL, "bare")}, calibrateKey, exitFailed, "no x-ratelimit-remaining-tokens"},
-		{[]string{"--config", calibrateConfig(t, "10s", closed.URL, "gone"), "--json"}, calibrateKey, exitFailed, `"error": "could not be called: `},
+		{[]string{"--config", calibrateConfig(t, calibrateWindow.String(), bare.URL, "bare")}, calibrateKey, exitFailed, "no x-ratelimit-remaining-tokens"},
+		{[]string{"--config", calibrateConfig(t, calibrateWindow.String(), closed.URL, "gone"), "--json"}, calibrateKey, exitFailed, `"error": "could not be called: `},
 		{[]string{"--config", two, "--deployment", "a"}, "wrong-key-123456", exitFailed, "answered HTTP 401"},
 		{[]string{"--config", two, "--deployment", "a"}, "", exitFailed, "CALIBRATE_KEY (auth.api_key_env)"},
 		{nil, calibrateKey, exitUsage, "no config: pass --config FILE"},
