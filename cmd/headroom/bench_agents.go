@@ -9,8 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/spf13/pflag"
-
 	"github.com/headroom-agent/headroom/agent"
 	"github.com/headroom-agent/headroom/bench/agents"
 	"github.com/headroom-agent/headroom/browser"
@@ -19,6 +17,7 @@ import (
 	"github.com/headroom-agent/headroom/config"
 	"github.com/headroom-agent/headroom/internal/safefile"
 	"github.com/headroom-agent/headroom/llm"
+	"github.com/spf13/pflag"
 )
 
 func benchAgents(fs *pflag.FlagSet) runner {

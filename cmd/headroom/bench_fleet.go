@@ -11,10 +11,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/spf13/pflag"
-
 	"github.com/headroom-agent/headroom/bench/fleet"
 	"github.com/headroom-agent/headroom/llm/azuresim"
+	"github.com/spf13/pflag"
 )
 
 func benchFleet(fs *pflag.FlagSet) runner {

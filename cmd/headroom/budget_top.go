@@ -6,11 +6,10 @@ import (
 	"io"
 	"time"
 
-	"github.com/spf13/pflag"
-
 	"github.com/gdamore/tcell/v2"
 	"github.com/headroom-agent/headroom/budget"
 	"github.com/headroom-agent/headroom/budget/top"
+	"github.com/spf13/pflag"
 )
 
 // budgetTop shows the shared store live, per deployment: what the whole

@@ -5,9 +5,8 @@ import (
 	"io"
 	"os"
 
-	"github.com/spf13/pflag"
-
 	"github.com/headroom-agent/headroom/config"
+	"github.com/spf13/pflag"
 )
 
 // demoTask is the task make demo runs: a recorded page, replayed offline.

@@ -6,11 +6,10 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/spf13/pflag"
-
 	"github.com/headroom-agent/headroom/browser"
 	"github.com/headroom-agent/headroom/browser/replay"
 	"github.com/headroom-agent/headroom/internal/plural"
+	"github.com/spf13/pflag"
 )
 
 // runObserve prints the snapshot an agent would get of a page: live, or

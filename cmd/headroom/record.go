@@ -8,12 +8,11 @@ import (
 	"os"
 	"time"
 
-	"github.com/spf13/pflag"
-
 	"github.com/headroom-agent/headroom/browser"
 	"github.com/headroom-agent/headroom/browser/replay"
 	"github.com/headroom-agent/headroom/internal/plural"
 	"github.com/headroom-agent/headroom/internal/safefile"
+	"github.com/spf13/pflag"
 )
 
 // runRecord loads a page, takes optional scripted steps, and writes what

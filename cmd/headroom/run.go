@@ -11,8 +11,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/spf13/pflag"
-
 	"io"
 
 	"github.com/headroom-agent/headroom/agent"
@@ -21,6 +19,7 @@ import (
 	"github.com/headroom-agent/headroom/internal/plural"
 	"github.com/headroom-agent/headroom/internal/safefile"
 	"github.com/headroom-agent/headroom/llm"
+	"github.com/spf13/pflag"
 )
 
 // runTask runs one agent on a task file and prints its result: the
