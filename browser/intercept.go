@@ -107,12 +107,11 @@ func (p *Page) replayMiss(ev fetch.EventRequestPaused, req replay.Request) {
 	asked := strings.ToUpper(req.Method) + " " + u
 	doc := ev.ResourceType == network.ResourceTypeDocument && string(ev.FrameID) == string(p.targetID)
 	note := p.missNote(req.Method, u, doc)
-	p.mu.Lock()
-	p.missed = append(p.missed, asked)
 	if doc {
+		p.mu.Lock()
 		p.missedDocs = append(p.missedDocs, fail("", "", ErrNotRecorded, "%s is not in %s", shownRequest(req.Method, u), note))
+		p.mu.Unlock()
 	}
-	p.mu.Unlock()
 	if p.firstWarning("miss " + asked) {
 		p.opts.Warnf("replay miss: %s is not in %s", asked, note)
 	}

@@ -93,7 +93,7 @@ type Options struct {
 	// miss: what was asked, that the archive, by name, does not hold it,
 	// and what it holds nearest) and each one the fuzzy fallback answered
 	// (what was asked, and the recorded request that answered it). Each
-	// distinct one is reported once a Page; Page.ReplayMisses counts them
+	// distinct one is reported once a Page; the Matcher's Stats count them
 	// all. Nil sends them to Logf. Like Logf, it may be called from
 	// several goroutines at once.
 	Warnf func(format string, args ...any)
@@ -180,7 +180,6 @@ type Page struct {
 	blockedDocs []string // of those, the documents: navigations refused
 	closedTabs  []string // new tabs the page opened, closed
 	steps       int      // actions taken, for screenshot names
-	missed      []string // replay misses, "METHOD URL"
 	missedDocs  []*Error // of those, the tab's navigations, as the error each is
 	warned      map[string]bool
 }
@@ -461,15 +460,6 @@ func (p *Page) Blocked() []string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return append([]string(nil), p.blocked...)
-}
-
-// ReplayMisses lists the requests this Page's replay could not answer,
-// as "METHOD URL", in the order they were asked; its length is the count
-// of misses. It is empty when the Page does not replay.
-func (p *Page) ReplayMisses() []string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return append([]string(nil), p.missed...)
 }
 
 // ClosedTabs lists the URLs of the new tabs and popups the page opened,

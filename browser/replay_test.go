@@ -172,8 +172,8 @@ func TestNavigatingWhereTheReplayHasNoPage(t *testing.T) {
 		t.Errorf("the error speaks the browser's language: %s", msg)
 	}
 	t.Log(msg)
-	if got := p.ReplayMisses(); !slices.Equal(got, []string{"GET " + missing}) {
-		t.Errorf("ReplayMisses = %q", got)
+	if got := m.Stats().Missed; !slices.Equal(got, []string{"GET " + missing}) {
+		t.Errorf("missed = %q", got)
 	}
 	if w := warned.with("replay miss: GET " + missing + " is not in shop.har"); len(w) != 1 {
 		t.Errorf("warnings: %q", warned.with(""))
@@ -193,8 +193,8 @@ func TestNavigatingWhereTheReplayHasNoPage(t *testing.T) {
 	if u, err := p.URL(ctx); err != nil || u != origin+"/shop/" {
 		t.Errorf("after the miss the page is at %q (%v), want where it was", u, err)
 	}
-	if n := len(p.ReplayMisses()); n != 2 {
-		t.Errorf("%d misses, want 2: %q", n, p.ReplayMisses())
+	if n := len(m.Stats().Missed); n != 2 {
+		t.Errorf("%d misses, want 2: %q", n, m.Stats().Missed)
 	}
 	// A subresource miss is a warning, not an error: the page still works.
 	if _, err := p.Navigate(ctx, origin+"/shop/results.html?q=desk"); err != nil {
@@ -241,8 +241,8 @@ func TestReplayMissesAndFuzzyAnswersAreWarnings(t *testing.T) {
 			if withWarnf && len(other.with("replay")) > 0 {
 				t.Errorf("Logf got replay warnings too: %q", other.with("replay"))
 			}
-			if got := p.ReplayMisses(); len(got) != 2 || got[0] != "GET "+origin+"/shop/logo.png" {
-				t.Errorf("ReplayMisses = %q, want the logo twice", got)
+			if got := m.Stats().Missed; len(got) != 2 || got[0] != "GET "+origin+"/shop/logo.png" {
+				t.Errorf("missed = %q, want the logo twice", got)
 			}
 			if st := m.Stats(); st.Misses != 2 || st.Fuzzy == 0 {
 				t.Errorf("matcher stats = %+v", st)
