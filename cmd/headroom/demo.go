@@ -26,12 +26,6 @@ func runDemo(fs *pflag.FlagSet) runner {
 		}
 		// The demo is the embedded default whatever the environment says.
 		os.Unsetenv(config.Env)
-		fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
-		run := runTask(fs)
-		if err := fs.Parse([]string{"--out", *out}); err != nil {
-			fprintf(stderr, "headroom demo: %v\n", err)
-			return exitUsage
-		}
-		return run(ctx, []string{*task}, stdout, stderr)
+		return run(ctx, []string{"run", "--out", *out, "--", *task}, stdout, stderr)
 	}
 }
