@@ -1,77 +1,124 @@
 package agent
 
 import (
-	"encoding/json"
+	"net/url"
+	"strings"
 
 	"github.com/headroom-agent/headroom/browser"
 	"github.com/headroom-agent/headroom/calltypes"
 	"github.com/headroom-agent/headroom/llm/tokens"
 )
 
-// PageOptions bound the page a prompt carries.
-type PageOptions struct {
-	// MaxTokens caps the page as the prompt carries it (its JSON);
-	// DefaultPageTokens when zero.
-	MaxTokens int
-	// Count measures tokens; the models' tokenizer (o200k) when nil.
-	Count func(string) int
-}
-
-// DefaultPageTokens is the page cap when PageOptions leave it out: the
-// snapshot's own default.
-const DefaultPageTokens = 2000
-
 // Per-field bounds, so that no one element (a link holding a paragraph, a
 // country list) takes what the rest of the page needs.
 const (
 	maxNameRunes   = 80
 	maxOptionRunes = 40
-	maxOptions     = 50
+	maxOptions     = 25
 )
 
-// PageOf turns a snapshot into the page a model call sees, within the
-// cap: it is cut the way Snapshot.Render cuts (text first, then elements
-// from the end), measured on the JSON the prompt will hold, and Cut says
-// what was left out. Every prompt built from it is bounded by
-// construction.
-func PageOf(s *browser.Snapshot, o PageOptions) calltypes.Page {
-	if o.MaxTokens <= 0 {
-		o.MaxTokens = DefaultPageTokens
-	}
-	if o.Count == nil {
-		o.Count = tokens.Count
-	}
-	fitted, cut := s.Fit(func(c *browser.Snapshot, cut browser.Cut) bool {
-		b, err := json.Marshal(convert(c, cut))
-		return err == nil && o.Count(string(b)) <= o.MaxTokens
-	})
-	return convert(fitted, cut)
-}
-
-func convert(s *browser.Snapshot, cut browser.Cut) calltypes.Page {
-	p := calltypes.Page{URL: s.URL, Title: clip(s.Title, maxNameRunes), Text: s.Text, Cut: cut.String()}
-	for _, e := range s.Elements {
-		p.Elements = append(p.Elements, element(e))
+// PageOf is the whole page a model call could read of a snapshot, in
+// document order and uncut: its blocks as lines, each element with only
+// what says something of it. A call type's view cuts it to the type's cap
+// (ViewOf).
+func PageOf(s *browser.Snapshot) calltypes.Page {
+	p := calltypes.Page{URL: s.URL, Title: clip(s.Title, maxNameRunes), Viewport: s.Viewport}
+	for _, b := range s.Blocks {
+		l := calltypes.Line{Heading: b.Heading, Offscreen: b.Offscreen, Top: b.Top, Bottom: b.Bottom, List: b.List, Item: b.Item}
+		if b.Element >= 0 && b.Element < len(s.Elements) {
+			e := element(s.Elements[b.Element], s.URL)
+			l.Element = &e
+		} else {
+			l.Text = b.Text
+		}
+		p.Lines = append(p.Lines, l)
 	}
 	return p
 }
 
-func element(e browser.Element) calltypes.Element {
-	out := calltypes.Element{
-		Index: e.Index, Role: e.Role, Name: clip(e.Name, maxNameRunes), Tag: e.Tag, Type: e.Type,
-		Placeholder: clip(e.Placeholder, maxNameRunes), Href: clip(e.Href, maxNameRunes), Value: clip(e.Value, maxNameRunes),
-		Checked: e.Checked, Disabled: e.Disabled, Hidden: !e.Visible, Offscreen: e.Offscreen,
+// ViewOf is the page a call of type t reads: now, in the type's view and
+// within its cap. before is the snapshot the last action was taken on
+// (nil when there was none) and acted its element there (-1 for none).
+func ViewOf(t calltypes.Type, now, before *browser.Snapshot, acted int) calltypes.Page {
+	p := PageOf(now)
+	var prev *calltypes.Page
+	if before != nil {
+		b := PageOf(before)
+		prev = &b
 	}
-	if out.Placeholder == out.Name {
-		out.Placeholder = ""
+	return t.View.Look(p, prev, sameElement(before, now, acted), t.PageTokens, tokens.Count)
+}
+
+// sameElement is the index in now of the element at index i in before,
+// -1 when it is not on the page any more.
+func sameElement(before, now *browser.Snapshot, i int) int {
+	if before == nil || i < 0 || i >= len(before.Elements) {
+		return -1
+	}
+	id := before.Elements[i].BackendID
+	for _, e := range now.Elements {
+		if e.BackendID == id {
+			return e.Index
+		}
+	}
+	return -1
+}
+
+// element writes a browser element as a line shows it: its attributes
+// only where they say something the role and name do not.
+func element(e browser.Element, pageURL string) calltypes.Element {
+	out := calltypes.Element{
+		Index: e.Index, Role: e.Role, Name: clip(e.Name, maxNameRunes), Value: clip(e.Value, maxNameRunes),
+		Checked: e.Checked, Disabled: e.Disabled, Hidden: !e.Visible,
+	}
+	if e.Tag == "input" && !roleSays(e.Role, e.Type) {
+		out.Type = e.Type
+	}
+	if p := clip(e.Placeholder, maxNameRunes); p != out.Name && out.Value == "" {
+		out.Placeholder = p
+	}
+	if e.Href != "" && (out.Name == "" || leavesSite(e.Href)) {
+		out.Href = clip(e.Href, maxNameRunes)
 	}
 	for i, opt := range e.Options {
 		if i == maxOptions {
+			out.MoreOptions = len(e.Options) - maxOptions
 			break
 		}
 		out.Options = append(out.Options, clip(opt, maxOptionRunes))
 	}
 	return out
+}
+
+// roleSays reports an input type its role already says.
+func roleSays(role, typ string) bool {
+	switch typ {
+	case "", "text":
+		return true
+	case "search":
+		return role == "searchbox"
+	case "checkbox", "radio":
+		return role == typ
+	case "submit", "button", "reset", "image":
+		return role == "button"
+	case "number":
+		return role == "spinbutton"
+	case "range":
+		return role == "slider"
+	}
+	return false
+}
+
+// leavesSite reports a link the browser wrote as a whole URL: one to
+// another site (or a mail address), which its name alone does not say. A
+// link on the page's own site is written as a path, which says no more
+// than its name.
+func leavesSite(href string) bool {
+	if strings.HasPrefix(href, "/") || strings.HasPrefix(href, "#") {
+		return false
+	}
+	u, err := url.Parse(href)
+	return err != nil || u.Scheme != ""
 }
 
 // clip keeps the first n runes of s, marking the cut.

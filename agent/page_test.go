@@ -2,7 +2,6 @@ package agent
 
 import (
 	"context"
-	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -37,54 +36,75 @@ func observe(t *testing.T, path string) *browser.Snapshot {
 	return snap
 }
 
-// The page a prompt carries stays within its cap however large the page,
-// is cut as the rendering is (text, then elements from the end), and says
-// what it left out.
-func TestPageOfIsBoundedByConstruction(t *testing.T) {
+// Every view of a page stays within its cap however large the page, and
+// says what it left out; an element it keeps keeps its snapshot's index
+// and name.
+func TestViewsKeepToTheirCaps(t *testing.T) {
 	snap := observe(t, "/catalogue/")
-	full, _ := json.Marshal(convert(snap, browser.Cut{}))
-	if tokens.Count(string(full)) <= 2000 {
-		t.Fatalf("the catalogue is only %d tokens as JSON: too small to test the cap", tokens.Count(string(full)))
-	}
-	for _, limit := range []int{2000, 600, 150} {
-		page := PageOf(snap, PageOptions{MaxTokens: limit})
-		b, _ := json.Marshal(page)
-		if n := tokens.Count(string(b)); n > limit {
-			t.Errorf("cap %d: the page is %d tokens", limit, n)
-		}
-		if page.Cut == "" || !strings.Contains(page.Cut, "more") {
-			t.Errorf("cap %d: cut %q says nothing of what was left out", limit, page.Cut)
-		}
-		for i, e := range page.Elements {
-			if e.Index != snap.Elements[i].Index {
-				t.Fatalf("cap %d: element %d has index %d, the snapshot's is %d", limit, i, e.Index, snap.Elements[i].Index)
+	types := calltypes.Default()
+	for _, typ := range types.Types() {
+		for _, limit := range []int{2000, 600, 150} {
+			typ.PageTokens = limit
+			page := ViewOf(typ, snap, nil, -1)
+			out := page.Render()
+			if n := tokens.Count(out); n > limit {
+				t.Errorf("%s, cap %d: the page is %d tokens", typ.Name, limit, n)
+			}
+			whole := typ
+			whole.PageTokens = 1 << 30
+			cut := strings.Contains(out, "\n… ") && (strings.Contains(out, "more") || strings.Contains(out, "left out"))
+			if tokens.Count(ViewOf(whole, snap, nil, -1).Render()) > limit && !cut {
+				t.Errorf("%s, cap %d: nothing says what was left out:\n%s", typ.Name, limit, out)
+			}
+			for _, e := range page.Elements() {
+				if e.Index >= len(snap.Elements) || clip(snap.Elements[e.Index].Name, maxNameRunes) != e.Name {
+					t.Fatalf("%s, cap %d: element [%d] %q is not the snapshot's", typ.Name, limit, e.Index, e.Name)
+				}
 			}
 		}
-		if limit == 2000 && page.Text != "" {
-			t.Errorf("cap 2000: elements were cut (%s) but text kept", page.Cut)
+	}
+}
+
+// On the catalogue, a pick sees every element and every word, each
+// product's price between its name and its button.
+func TestThePickSeesTheWholeCatalogue(t *testing.T) {
+	snap := observe(t, "/catalogue/")
+	typ, _ := calltypes.Default().Lookup(calltypes.ClickPick)
+	page := ViewOf(typ, snap, nil, -1)
+	if got := len(page.Elements()); got != len(snap.Elements) {
+		t.Errorf("%d of %d elements", got, len(snap.Elements))
+	}
+	out := page.Render()
+	for _, b := range snap.Blocks {
+		if b.Element < 0 && !strings.Contains(out, b.Text) {
+			t.Errorf("the words %q are not in the view", b.Text)
 		}
 	}
+	name := strings.Index(out, "Walnut dresser")
+	price := strings.Index(out[name:], "330 EUR")
+	button := strings.Index(out[name:], `button "Add to cart"`)
+	if name < 0 || price < 0 || button < price {
+		t.Errorf("the walnut dresser's price does not stand between its name and its button:\n%s", out)
+	}
+	t.Logf("%d tokens:\n%s", tokens.Count(out), out)
 }
 
 // What a model needs to act: a drop-down's options, checked state, what
 // is hidden or out of view.
 func TestPageOfCarriesWhatAnActionNeeds(t *testing.T) {
 	snap := observe(t, "/shop/results.html?q=desk")
-	page := PageOf(snap, PageOptions{})
-	if page.Cut != "" {
-		t.Errorf("a small page was cut: %s", page.Cut)
-	}
+	page := PageOf(snap)
 	found := false
-	for _, e := range page.Elements {
-		if e.Tag == "select" {
+	for _, e := range page.Elements() {
+		if len(e.Options) > 0 {
 			found = true
-			if len(e.Options) < 2 {
-				t.Errorf("the sort drop-down has options %q", e.Options)
+			if len(e.Options) < 2 || e.Value == "" {
+				t.Errorf("the sort drop-down has options %q, value %q", e.Options, e.Value)
 			}
 		}
 	}
 	if !found {
-		t.Fatalf("no drop-down on the results page: %+v", page.Elements)
+		t.Fatalf("no drop-down on the results page:\n%s", page)
 	}
 	if page.URL != snap.URL || page.Title != snap.Title {
 		t.Errorf("page %q %q, snapshot %q %q", page.URL, page.Title, snap.URL, snap.Title)
@@ -96,9 +116,29 @@ func TestElementBoundsEachField(t *testing.T) {
 	for range 200 {
 		opts = append(opts, strings.Repeat("Ω", 100))
 	}
-	e := element(browser.Element{Name: strings.Repeat("n", 500), Placeholder: strings.Repeat("n", 500), Options: opts, Visible: false})
-	if len([]rune(e.Name)) != maxNameRunes || e.Placeholder != "" || len(e.Options) != maxOptions || len([]rune(e.Options[0])) != maxOptionRunes || !e.Hidden {
-		t.Errorf("element %d-rune name, placeholder %q, %d options of %d runes, hidden %v", len([]rune(e.Name)), e.Placeholder, len(e.Options), len([]rune(e.Options[0])), e.Hidden)
+	e := element(browser.Element{Name: strings.Repeat("n", 500), Placeholder: strings.Repeat("n", 500), Options: opts, Visible: false}, "https://x.example/")
+	if len([]rune(e.Name)) != maxNameRunes || e.Placeholder != "" || len(e.Options) != maxOptions || e.MoreOptions != 200-maxOptions || len([]rune(e.Options[0])) != maxOptionRunes || !e.Hidden {
+		t.Errorf("element %d-rune name, placeholder %q, %d options (+%d) of %d runes, hidden %v", len([]rune(e.Name)), e.Placeholder, len(e.Options), e.MoreOptions, len([]rune(e.Options[0])), e.Hidden)
+	}
+}
+
+// A link's address is shown where it says more than its name: when it
+// leaves the site, or the link has no name.
+func TestElementShowsAnHrefThatSaysSomething(t *testing.T) {
+	for _, c := range []struct {
+		name, href string
+		shown      bool
+	}{
+		{"Desks", "/catalogue/?c=desks", false},
+		{"", "/catalogue/?c=desks", true},
+		{"Partners", "http://elsewhere.test/partners", true},
+		{"Write to us", "mailto:hello@shop.example", true},
+		{"Top", "#top", false},
+	} {
+		e := element(browser.Element{Role: "link", Tag: "a", Name: c.name, Href: c.href, Visible: true}, "http://shop.test/")
+		if (e.Href != "") != c.shown {
+			t.Errorf("%q %s: href %q", c.name, c.href, e.Href)
+		}
 	}
 }
 

@@ -20,7 +20,6 @@ import (
 	"github.com/headroom-agent/headroom/calltypes"
 	"github.com/headroom-agent/headroom/internal/redact"
 	"github.com/headroom-agent/headroom/llm"
-	"github.com/headroom-agent/headroom/llm/tokens"
 )
 
 // Options are what Run needs besides the task: the page to act on and
@@ -35,8 +34,6 @@ type Options struct {
 	Progress io.Writer
 	// OutDir, when set, gets a screenshot after every step.
 	OutDir string
-	// PageTokens caps the page in each prompt; DefaultPageTokens when 0.
-	PageTokens int
 	// CallTimeout bounds one call, waiting for budget included, so no
 	// call can hang a task without a deadline; 2 minutes when 0.
 	CallTimeout time.Duration
@@ -96,9 +93,6 @@ func newRunner(t *Task, o Options) *runner {
 		// One agent's calls keep to one deployment; two agents on the same
 		// task are two sessions.
 		o.Session = fmt.Sprintf("%s-%08x", t.Name, rand.Uint32())
-	}
-	if o.PageTokens <= 0 {
-		o.PageTokens = DefaultPageTokens
 	}
 	if o.CallTimeout <= 0 {
 		o.CallTimeout = 2 * time.Minute
@@ -204,7 +198,7 @@ func (r *runner) pursue(ctx context.Context, goal string) (bool, error) {
 		}
 		began := time.Now()
 		step := Step{}
-		in := calltypes.PickInput{Goal: goal, Plan: plan, Step: pos, Page: r.pageOf(snap), Notes: r.notes(), History: r.recent()}
+		in := calltypes.PickInput{Goal: goal, Plan: plan, Step: pos, Page: r.view(calltypes.ClickPick, snap, nil, -1), Notes: r.notes(), History: r.recent()}
 		pick, rep, err := call(ctx, r, calltypes.PickCall, in)
 		step.Calls = append(step.Calls, rep)
 		if err != nil {
@@ -215,7 +209,7 @@ func (r *runner) pursue(ctx context.Context, goal string) (bool, error) {
 		step.Action, step.Why = pick.String(), pick.Reason
 		if pick.Kind == calltypes.ActDone {
 			// Done means met or hopeless; the page says which.
-			v, rep, err := r.check(ctx, goal, nil, snap)
+			v, rep, err := r.check(ctx, goal, nil, snap, nil)
 			step.Calls = append(step.Calls, rep)
 			if err == nil {
 				step.Verdict = verdict(v)
@@ -268,15 +262,23 @@ func (r *runner) pursue(ctx context.Context, goal string) (bool, error) {
 		}
 		// Whatever happened, the next pick needs the page as it is now;
 		// an index that is gone just means looking again.
+		before := snap
 		if snap, err = r.page.Observe(ctx); err != nil {
 			r.record(ctx, &step, began)
 			return false, err
+		}
+		if now := changeOf(before, snap, pick.Index); now != "" && !strings.HasPrefix(step.Outcome, "failed") {
+			// What the element now says is the action's effect, for the
+			// next pick and the answer: "Add to cart" now reads "Added".
+			step.Outcome += "; " + now
+			taken.Outcome = clip(step.Outcome, noteRunes)
+			r.taken[len(r.taken)-1] = taken
 		}
 		if out.Effect == browser.Navigated || out.Effect == browser.Changed {
 			idle = 0
 			pos = min(pos+1, max(0, len(plan)-1))
 			// The page changed: is that the goal? Only the page can say.
-			v, rep, err := r.check(ctx, goal, &taken, snap)
+			v, rep, err := r.check(ctx, goal, &taken, snap, before)
 			step.Calls = append(step.Calls, rep)
 			if err != nil {
 				r.record(ctx, &step, began)
@@ -301,7 +303,7 @@ func (r *runner) pursue(ctx context.Context, goal string) (bool, error) {
 
 // plan asks for a plan (again, with what was tried, when history is set).
 func (r *runner) plan(ctx context.Context, goal string, snap *browser.Snapshot, history []calltypes.Taken) ([]string, error) {
-	p, rep, err := call(ctx, r, calltypes.PlanCall, calltypes.PlanInput{Goal: goal, Page: r.pageOf(snap), History: history})
+	p, rep, err := call(ctx, r, calltypes.PlanCall, calltypes.PlanInput{Goal: goal, Page: r.view(calltypes.Planning, snap, nil, -1), History: history})
 	r.res.Calls = append(r.res.Calls, rep)
 	if err != nil {
 		return nil, err
@@ -311,9 +313,14 @@ func (r *runner) plan(ctx context.Context, goal string, snap *browser.Snapshot, 
 	return p.Steps, nil
 }
 
-// check asks whether the page shows the goal met.
-func (r *runner) check(ctx context.Context, goal string, last *calltypes.Taken, snap *browser.Snapshot) (calltypes.Verdict, llm.Report, error) {
-	in := calltypes.CheckInput{Question: askGoalMet, Goal: goal, LastAction: last, Page: r.pageOf(snap)}
+// check asks whether the page shows the goal met: after the last action,
+// which was taken on before; nil for both when there was none.
+func (r *runner) check(ctx context.Context, goal string, last *calltypes.Taken, snap, before *browser.Snapshot) (calltypes.Verdict, llm.Report, error) {
+	acted := -1
+	if last != nil {
+		acted = last.Action.Index
+	}
+	in := calltypes.CheckInput{Question: askGoalMet, Goal: goal, LastAction: last, Page: r.view(calltypes.YesNo, snap, before, acted)}
 	return call(ctx, r, calltypes.CheckCall, in)
 }
 
@@ -324,10 +331,11 @@ func (r *runner) finish(ctx context.Context, met bool) error {
 	if err != nil {
 		return err
 	}
-	// The answer is in the text: keep it over the elements.
-	textual := *snap
-	textual.Elements = nil
-	in := calltypes.SummaryInput{Goal: r.t.Goal, Page: r.pageOf(&textual), Notes: r.notes()}
+	answer := calltypes.Summarize
+	if r.t.AnswerType != "" {
+		answer = r.t.AnswerType
+	}
+	in := calltypes.SummaryInput{Goal: r.t.Goal, Notes: r.notes(), History: r.recent(), Page: r.view(answer, snap, nil, -1)}
 	if r.t.AnswerType != "" {
 		// The task's own type answers instead of the summary: structured
 		// data, checked against its schema, with no Go written for it.
@@ -451,9 +459,15 @@ func callNamed(ctx context.Context, r *runner, name string, in any) (any, llm.Re
 // not answer.
 const storeTries = 3
 
-// pageOf is the page a prompt carries, within the cap.
-func (r *runner) pageOf(s *browser.Snapshot) calltypes.Page {
-	return PageOf(s, PageOptions{MaxTokens: r.o.PageTokens, Count: tokens.Count})
+// view is the page a call of the named type reads, in the type's view
+// and within its cap; see ViewOf.
+func (r *runner) view(typeName string, now, before *browser.Snapshot, acted int) calltypes.Page {
+	t, ok := r.o.Caller.Types.Lookup(typeName)
+	if !ok {
+		// The call will fail on the unknown type; its page is the words.
+		t = calltypes.Type{View: calltypes.ViewWords, PageTokens: calltypes.DefaultPageTokens}
+	}
+	return ViewOf(t, now, before, acted)
 }
 
 // recent is the last steps, in full.
@@ -612,19 +626,6 @@ func (r *runner) outcome(o browser.Outcome, err error) string {
 		s += " to " + u
 	}
 	return s
-}
-
-// describe names the element a pick acts on, as its snapshot has it.
-func describe(s *browser.Snapshot, a calltypes.Action) string {
-	if a.Index < 0 || a.Index >= len(s.Elements) {
-		return ""
-	}
-	e := s.Elements[a.Index]
-	d := e.Role
-	if e.Name != "" {
-		d += fmt.Sprintf(" %q", clip(e.Name, 40))
-	}
-	return d
 }
 
 func verdict(v calltypes.Verdict) string {

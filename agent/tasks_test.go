@@ -46,7 +46,7 @@ var taskWants = map[string]struct {
 	"feed-members":           {[]agent.Status{agent.Succeeded}, `12 members, 3 online`, ``},
 	"catalogue-walnut-count": {[]agent.Status{agent.Succeeded}, `(^|[^0-9])4 pieces`, `^click \[\d+\] on checkbox "Walnut"$`},
 	// The answer names the first walnut piece, the one added.
-	"catalogue-walnut-cart": {[]agent.Status{agent.Succeeded}, `Walnut dresser`, `^click \[\d+\] on button "Add to cart"$`},
+	"catalogue-walnut-cart": {[]agent.Status{agent.Succeeded}, `^Walnut dresser .*330 EUR Added$`, `^click \[\d+\] on button "Add to cart" in "Walnut dresser"$`},
 }
 
 // determinismTask is replayed twice, and must do the same both times.

@@ -119,40 +119,6 @@ func TestSnapshotSeesContentLoadedAfterLoad(t *testing.T) {
 	}
 }
 
-func TestRenderKeepsToTheCap(t *testing.T) {
-	t.Parallel()
-	s := site(t)
-	p := open(t, Options{Snapshot: SnapshotOptions{MaxTokens: 120}})
-	ctx := ctxT(t)
-	if _, err := p.Navigate(ctx, s.URL+"/shop/index.html"); err != nil {
-		t.Fatal(err)
-	}
-	snap, err := p.Observe(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, truncated := snap.Render()
-	if !truncated || !strings.Contains(out, "[truncated: ") {
-		t.Fatalf("no truncation marker:\n%s", out)
-	}
-	if n := (len(out) + 3) / 4; n > 120 {
-		t.Errorf("rendered %d tokens, cap 120:\n%s", n, out)
-	}
-	if !strings.Contains(out, "[0] link \"Home\"") {
-		t.Errorf("the first elements should survive the cut:\n%s", out)
-	}
-	// A roomier cap keeps every element and cuts only text.
-	noText := *snap
-	noText.Text = ""
-	noText.opts.MaxTokens = 1 << 20
-	elementsOnly, _ := noText.Render()
-	snap.opts.MaxTokens = (len(elementsOnly)+3)/4 + 40
-	out, truncated = snap.Render()
-	if !truncated || !strings.Contains(out, "[11] button \"Load reviews\"") || !strings.Contains(out, "more words of text") {
-		t.Errorf("with room for the elements, only text should be cut:\n%s", out)
-	}
-}
-
 func TestAPasswordIsNeverAName(t *testing.T) {
 	t.Parallel()
 	p := open(t, Options{})

@@ -9,13 +9,17 @@ import (
 )
 
 // Snapshot is what an agent sees of a page at one moment: where it is, the
-// interactive elements a person could use, by index, and the page's text.
+// interactive elements a person could use, by index, and the page as it
+// reads, in blocks: its headings and runs of words with the elements
+// among them, in document order, each where it stands on the page.
 type Snapshot struct {
 	URL         string
 	Title       string
 	Elements    []Element
-	Text        string
-	Fingerprint string // URL + structure: equal fingerprints, same page state
+	Blocks      []Block
+	Text        string     // all the page's rendered text, elements' included
+	Viewport    [2]float64 // the top and bottom of the visible part, in CSS pixels from the top of the page
+	Fingerprint string     // URL + structure: equal fingerprints, same page state
 
 	opts SnapshotOptions
 	page *Page // the page observed, which its indexes resolve on
@@ -26,7 +30,7 @@ type Snapshot struct {
 type Element struct {
 	Index       int               `json:"index"`
 	Role        string            `json:"role"`           // from the accessibility tree: button, link, textbox, ...
-	Name        string            `json:"name,omitempty"` // accessible name
+	Name        string            `json:"name,omitempty"` // accessible name, else the visible label, else what its author called it
 	Tag         string            `json:"tag"`            // lower-case tag name
 	Type        string            `json:"type,omitempty"` // input type
 	Placeholder string            `json:"placeholder,omitempty"`
@@ -41,33 +45,41 @@ type Element struct {
 	BackendID   cdp.BackendNodeID `json:"backend_id"`
 }
 
-// SnapshotOptions size what Render writes.
+// Block is one line of the page as a person reads it: a heading or a run
+// of words, or one element (Element is its index, -1 for words). A list
+// of like items (a product grid, a table's rows, a menu) numbers its
+// items, so that a reader can keep or fold an item whole.
+type Block struct {
+	Text      string  `json:"text,omitempty"`
+	Heading   int     `json:"heading,omitempty"` // 1 to 6 in a heading
+	Element   int     `json:"element"`
+	Top       float64 `json:"top"` // CSS pixels from the top of the page
+	Bottom    float64 `json:"bottom"`
+	Offscreen bool    `json:"offscreen,omitempty"`
+	List      int     `json:"list,omitempty"` // the list of like items it is part of, from 1; 0 for none
+	Item      int     `json:"item,omitempty"` // the item of that list, from 1
+}
+
+// SnapshotOptions shape what Observe collects.
 type SnapshotOptions struct {
-	// MaxTokens caps the rendered snapshot; 2000 when zero.
-	MaxTokens int
-	// Count measures tokens; a quarter of the characters when nil. Pass
-	// the model's tokenizer for exact figures.
-	Count func(string) int
 	// MaxNameChars cuts long names and values; 80 when zero.
 	MaxNameChars int
 }
 
 func (o SnapshotOptions) withDefaults() SnapshotOptions {
-	if o.MaxTokens <= 0 {
-		o.MaxTokens = 2000
-	}
-	if o.Count == nil {
-		o.Count = func(s string) int { return (len(s) + 3) / 4 }
-	}
 	if o.MaxNameChars <= 0 {
 		o.MaxNameChars = 80
 	}
 	return o
 }
 
-// Line is the element as the snapshot writes it, for example
+// Line is the element as the browser lists it for people reading logs
+// and tests, for example
 //
-//	[3] textbox "Email" <input type=email placeholder="you@example.com"> required
+//	[3] textbox "Email" <input type=email placeholder="you@example.com">
+//
+// What a model reads is the caller's to write (package calltypes writes
+// the agent's).
 func (e Element) Line(maxChars int) string {
 	if maxChars <= 0 {
 		maxChars = 80
@@ -128,44 +140,20 @@ func clip(s string, n int) string {
 	return string([]rune(s)[:n-1]) + "…"
 }
 
-// String is Render with the snapshot's own options.
+// String lists the snapshot for people: its url and title, then its
+// blocks, an element as Line writes it.
 func (s *Snapshot) String() string {
-	out, _ := s.Render()
-	return out
-}
-
-// Render writes the snapshot for a model, within the token cap. When it
-// does not fit, Fit cuts the text first, then the elements from the end,
-// and a marker says what was left out. truncated reports whether anything was.
-func (s *Snapshot) Render() (out string, truncated bool) {
-	o := s.opts.withDefaults()
-	head := "url: " + s.URL + "\ntitle: " + s.Title + "\n"
-	lines := make([]string, len(s.Elements))
-	for i, e := range s.Elements {
-		lines[i] = e.Line(o.MaxNameChars)
-	}
-	render := func(c *Snapshot, cut Cut) string {
-		return compose(head, lines[:len(c.Elements)], c.Text, cut.String())
-	}
-	c, cut := s.Fit(func(c *Snapshot, cut Cut) bool { return o.Count(render(c, cut)) <= o.MaxTokens })
-	return render(c, cut), cut != Cut{}
-}
-
-func compose(head string, lines []string, text, marker string) string {
 	var b strings.Builder
-	b.WriteString(head)
-	b.WriteString("elements:\n")
-	for _, l := range lines {
-		b.WriteString(l)
-		b.WriteByte('\n')
-	}
-	if text != "" {
-		b.WriteString("text:\n")
-		b.WriteString(text)
-		b.WriteByte('\n')
-	}
-	if marker != "" {
-		b.WriteString(marker)
+	b.WriteString("url: " + s.URL + "\ntitle: " + s.Title + "\n")
+	for _, bl := range s.Blocks {
+		if bl.Heading > 0 {
+			b.WriteString(strings.Repeat("#", bl.Heading) + " ")
+		}
+		if bl.Element >= 0 && bl.Element < len(s.Elements) {
+			b.WriteString(s.Elements[bl.Element].Line(s.opts.withDefaults().MaxNameChars))
+		} else {
+			b.WriteString(bl.Text)
+		}
 		b.WriteByte('\n')
 	}
 	return b.String()

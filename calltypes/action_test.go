@@ -48,7 +48,7 @@ func TestTakenIsOneLineInJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"goal":"g","step":0,"page":{"url":"","title":""},"history":["type [2] \"desk\" and submit on searchbox \"Search → go\" → navigated to /search?q=desk","click [5] → nothing","done"]}`
+	want := `{"goal":"g","step":0,"history":["type [2] \"desk\" and submit on searchbox \"Search → go\" → navigated to /search?q=desk","click [5] → nothing","done"],"page":""}`
 	if string(b) != want {
 		t.Fatalf("marshal:\n got %s\nwant %s", b, want)
 	}

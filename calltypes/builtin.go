@@ -55,12 +55,36 @@ const (
 	summarizeCap = 880
 )
 
+// Page caps of the built-in types, in o200k tokens, and their views. The
+// page is most of what a call reserves, so each type reads only what it
+// needs: a pick every element of the page and the words among them; a
+// plan the same, less of it (it names steps, not indexes, and is made
+// again when the page surprises); a check only what the last action
+// changed and the lines around its element; the summary the words alone,
+// with room for an answer that lists a page's worth of items.
+//
+//	type        view      page cap
+//	planning    page       1,000
+//	click-pick  page       2,000
+//	yes-no      changes      500
+//	summarize   words      2,000
+const (
+	planningPage  = 1000
+	clickPickPage = 2000
+	yesNoPage     = 500
+	summarizePage = 2000
+)
+
+// pageLines tells a model how to read a page in the page or changes view.
+const pageLines = `The page is its url and title, then its lines in reading order: "#" starts a heading; [index] role "name" is an element, with what it holds (type, value, placeholder, options, checked, disabled); the page's words stand between the elements they belong to. A line starting with "…" says what was left out there and how to reach it.`
+
 // builtins are the four types every agent step uses. All run at
 // temperature 0 (the zero value) on chat models: the same page gets the
 // same answer, which replays and cassettes rely on. On a reasoning model
 // (which takes no temperature) the picks and checks ask for minimal
 // effort (low where the model has no minimal), planning and the summary
-// for low; a config raises them per type.
+// for low; a config raises them per type. Their user message is their
+// input as sections (Message), the page last.
 func builtins() []Type {
 	return []Type{
 		{
@@ -69,10 +93,13 @@ func builtins() []Type {
 			ReasoningEffort: "low",
 			MaxTokens:       planningCap,
 			Priority:        Interactive,
+			View:            ViewPage,
+			PageTokens:      planningPage,
 			System: fmt.Sprintf(`You plan how a browser agent will reach a goal on a website.
-The user message is JSON: the goal and the page the agent is on (url, title, its interactive elements by index, and its visible text).
+The user message gives the goal, what was tried so far when the agent plans again (history), and the page the agent is on.
+%s
 Reply with 1 to %d steps in the order the agent should take them. Each step is one short instruction of at most %d characters, naming what to click, type or read; do not number them. Plan only what the pages can do, and end with the step that yields what the goal asks for.`,
-				maxPlanSteps, maxStepChars),
+				pageLines, maxPlanSteps, maxStepChars),
 			Schema: object(map[string]any{
 				"steps": map[string]any{
 					"type":        "array",
@@ -80,8 +107,9 @@ Reply with 1 to %d steps in the order the agent should take them. Each step is o
 					"items":       map[string]any{"type": "string"},
 				},
 			}),
-			Parse: JSONParser(validatePlan),
-			Input: JSONInput[PlanInput]("goal"),
+			Parse:   JSONParser(validatePlan),
+			Input:   JSONInput[PlanInput]("goal"),
+			Message: Message,
 		},
 		{
 			Name: ClickPick,
@@ -89,17 +117,20 @@ Reply with 1 to %d steps in the order the agent should take them. Each step is o
 			ReasoningEffort: "minimal",
 			MaxTokens:       clickPickCap,
 			Priority:        Interactive,
+			View:            ViewPage,
+			PageTokens:      clickPickPage,
 			System: fmt.Sprintf(`You choose a browser agent's next action toward a goal.
-The user message is JSON: the goal, the plan and the current step (counted from 0), the page (url, title, its interactive elements by index, and its visible text), notes on older steps and the last steps taken, each written as: action [index] "text" on the element → what happened.
+The user message gives the goal, the plan and its current step (counted from 0), notes on older steps, the last steps taken (history, each written as: action [index] "text" on the element → what happened) and the page.
+%s
 Reply with one action:
-- click: index is the element to click.
-- type: index is the input, text is what to type into it; submit is true to press Enter after it (a search box), false otherwise.
+- click: index is the element to click (a link, a button, a checkbox, or a field to focus).
+- type: index is the field, text is what to type into it; submit is true to press Enter after it (a search box), false otherwise.
 - select: index is the drop-down, text is one of its options.
 - scroll: text is "up" or "down"; or index is an element to bring into view, with text empty.
 - navigate: text is the full URL to open.
 - done: the goal is met, or cannot be met on this site; reason says which.
-Use only indexes listed in the page's elements; index is -1 when the action has no element. text is at most %d characters and empty when the action needs none. reason says in at most %d characters why this action moves toward the goal.`,
-				maxPickTextChars, maxPickReason),
+Use only indexes of the page's elements; index is -1 when the action has no element. text is at most %d characters and empty when the action needs none. reason says in at most %d characters why this action moves toward the goal.`,
+				pageLines, maxPickTextChars, maxPickReason),
 			Schema: object(map[string]any{
 				"action": map[string]any{
 					"type": "string",
@@ -122,8 +153,9 @@ Use only indexes listed in the page's elements; index is -1 when the action has 
 					"description": fmt.Sprintf("why, at most %d characters", maxPickReason),
 				},
 			}),
-			Parse: JSONParser(validateAction),
-			Input: JSONInput[PickInput]("goal"),
+			Parse:   JSONParser(validateAction),
+			Input:   JSONInput[PickInput]("goal"),
+			Message: Message,
 		},
 		{
 			Name: YesNo,
@@ -131,10 +163,13 @@ Use only indexes listed in the page's elements; index is -1 when the action has 
 			ReasoningEffort: "minimal",
 			MaxTokens:       yesNoCap,
 			Priority:        Interactive,
+			View:            ViewChanges,
+			PageTokens:      yesNoPage,
 			System: fmt.Sprintf(`You check a browser agent's progress.
-The user message is JSON: a question (did the last action achieve what it meant to, or is the goal met), the goal, the last action and the page as it is now (url, title, its interactive elements by index, and its visible text).
+The user message gives a question (did the last action achieve what it meant to, or is the goal met), the goal, the last action (last_action) and the page as it is now: after an action on the same page, the lines it changed, each marked "+ ", and the lines around the element it acted on; else the page's words.
+%s
 Answer true only if the page shows it, false otherwise. reason gives the evidence from the page in at most %d characters.`,
-				maxVerdictReason),
+				pageLines, maxVerdictReason),
 			Schema: object(map[string]any{
 				"answer": map[string]any{"type": "boolean"},
 				"reason": map[string]any{
@@ -142,8 +177,9 @@ Answer true only if the page shows it, false otherwise. reason gives the evidenc
 					"description": fmt.Sprintf("the evidence, at most %d characters", maxVerdictReason),
 				},
 			}),
-			Parse: JSONParser(validateVerdict),
-			Input: JSONInput[CheckInput]("question", "goal"),
+			Parse:   JSONParser(validateVerdict),
+			Input:   JSONInput[CheckInput]("question", "goal"),
+			Message: Message,
 		},
 		{
 			Name: Summarize,
@@ -151,9 +187,11 @@ Answer true only if the page shows it, false otherwise. reason gives the evidenc
 			ReasoningEffort: "low",
 			MaxTokens:       summarizeCap,
 			Priority:        Interactive,
+			View:            ViewWords,
+			PageTokens:      summarizePage,
 			System: fmt.Sprintf(`You write the final answer of a browser task.
-The user message is JSON: the goal, the page the task ended on (url, title, its interactive elements by index, and its visible text) and notes from earlier steps, oldest first.
-Answer what the goal asks, using only the page and the notes; give the values it asks for exactly as they appear. If the answer is not there, say so and say what was found instead. At most %d characters, no preamble.`,
+The user message gives the goal, notes from earlier steps (oldest first), the last steps taken (history) and the page the task ended on: its url and title, then its words in reading order, a line each, an item of a list on one line ("#" starts a heading; a line starting with "…" says what was left out).
+Answer what the goal asks, using only the page, the notes and the steps; give the values it asks for exactly as they appear: the price, the count, the name, not the text around them. A goal that asks for nothing but a deed is answered with what the page now shows of it. If the answer is not there, say so and say what was found instead. At most %d characters, no preamble.`,
 				maxSummaryAnswer),
 			Schema: object(map[string]any{
 				"answer": map[string]any{
@@ -161,8 +199,9 @@ Answer what the goal asks, using only the page and the notes; give the values it
 					"description": fmt.Sprintf("the answer, at most %d characters", maxSummaryAnswer),
 				},
 			}),
-			Parse: JSONParser(validateSummary),
-			Input: JSONInput[SummaryInput]("goal"),
+			Parse:   JSONParser(validateSummary),
+			Input:   JSONInput[SummaryInput]("goal"),
+			Message: Message,
 		},
 	}
 }

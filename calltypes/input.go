@@ -53,18 +53,35 @@ func JSONInput[T any](required ...string) func(json.RawMessage) error {
 				return &InputError{Field: name, Problem: "is empty"}
 			}
 		}
-		dec := json.NewDecoder(bytes.NewReader(raw))
-		dec.DisallowUnknownFields()
-		var v T
-		if err := dec.Decode(&v); err != nil {
-			return inputDecodeError(err)
+		if err := decodeStrictly[T](raw); err != nil {
+			return inputDecodeError(err, fieldAtFault[T](fields))
 		}
 		return nil
 	}
 }
 
-// inputDecodeError names the field a strict decode failed on.
-func inputDecodeError(err error) error {
+func decodeStrictly[T any](raw []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	var v T
+	return dec.Decode(&v)
+}
+
+// fieldAtFault is the first field that does not decode on its own into
+// a T, for an error that names none (a page that does not read).
+func fieldAtFault[T any](fields map[string]json.RawMessage) string {
+	for _, name := range sortedKeys(fields) {
+		one, _ := json.Marshal(map[string]json.RawMessage{name: fields[name]})
+		if decodeStrictly[T](one) != nil {
+			return name
+		}
+	}
+	return ""
+}
+
+// inputDecodeError names the field a strict decode failed on; at is the
+// field found at fault when the error names none.
+func inputDecodeError(err error, at string) error {
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {
 		return &InputError{Field: te.Field, Problem: fmt.Sprintf("is a JSON %s, not the %s it should be", te.Value, jsonKind(te.Type.Kind().String()))}
@@ -73,7 +90,11 @@ func inputDecodeError(err error) error {
 	if f, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
 		return &InputError{Field: strings.Trim(f, `"`), Problem: "is not a field of the input"}
 	}
-	return &InputError{Problem: fmt.Sprintf("does not decode: %v", err)}
+	var pe *PageError
+	if errors.As(err, &pe) {
+		return &InputError{Field: at, Problem: fmt.Sprintf("does not read as a page (line %d: %s): write it as headroom observe prints one", pe.Line, pe.Problem)}
+	}
+	return &InputError{Field: at, Problem: fmt.Sprintf("does not decode: %v", err)}
 }
 
 func jsonKind(k string) string {

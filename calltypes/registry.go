@@ -73,12 +73,29 @@ type Type struct {
 	// what is wrong in words a model can act on (it is sent back once as a
 	// repair request).
 	Parse func(text string) (any, error)
-	// Input, when set, checks a call's input (as the JSON sent as the user
-	// message) before anything is reserved or sent; its error should be
-	// an *InputError naming the field. JSONInput gives one; nil accepts
-	// any input.
+	// Input, when set, checks a call's input (as JSON) before anything
+	// is reserved or sent; its error should be an *InputError naming the
+	// field. JSONInput gives one; nil accepts any input.
 	Input func(in json.RawMessage) error
+	// Message writes the user message from the call's input (as JSON);
+	// nil sends the JSON itself. The built-ins write sections (Message),
+	// which spend no tokens on JSON's quotes and escapes.
+	Message func(in json.RawMessage) string
+	// View is what the type's calls read of the page, when their input
+	// holds one, and PageTokens caps it in o200k tokens: the larger part
+	// of what a call reserves is its page. "" and 0 are ViewWords and
+	// DefaultPageTokens.
+	View       View
+	PageTokens int
 }
+
+// DefaultPageTokens caps the page of a type that sets no cap of its own;
+// MinPageTokens is the least cap a type may set: its url, title and a
+// few lines.
+const (
+	DefaultPageTokens = 2000
+	MinPageTokens     = 100
+)
 
 // Efforts are the reasoning efforts, least first.
 var Efforts = []string{"minimal", "low", "medium", "high"}
@@ -97,6 +114,10 @@ type Override struct {
 	ReasoningTokens int64  `yaml:"reasoning_tokens" json:"reasoning_tokens"`
 	// Fallback names the type's fallback pool.
 	Fallback string `yaml:"fallback" json:"fallback,omitempty"`
+	// View and PageTokens change what the type's calls read of the page
+	// and its cap.
+	View       View `yaml:"view" json:"view,omitempty"`
+	PageTokens int  `yaml:"page_tokens" json:"page_tokens,omitempty"`
 	// System and Schema define a new type (Define): its system prompt and
 	// the JSON schema of its answer, sent as a strict structured output.
 	// A registered type cannot take them.
@@ -258,6 +279,12 @@ func (r *Registry) Override(name string, o Override) error {
 	if o.Fallback != "" {
 		t.Fallback = o.Fallback
 	}
+	if o.View != "" {
+		t.View = o.View
+	}
+	if o.PageTokens != 0 {
+		t.PageTokens = o.PageTokens
+	}
 	t, err := check(t, r.modelLimit())
 	if err == nil {
 		r.types[i] = t
@@ -294,7 +321,7 @@ func (r *Registry) Define(name string, o Override) error {
 	t := Type{
 		Name: name, MaxTokens: o.MaxTokens, N: o.N, AllowN: o.AllowN, Priority: o.Priority,
 		System: o.System, Schema: o.Schema, ReasoningEffort: o.ReasoningEffort, ReasoningTokens: o.ReasoningTokens, Fallback: o.Fallback,
-		Input: anyObject,
+		View: o.View, PageTokens: o.PageTokens, Input: anyObject,
 	}
 	if o.Temperature != nil {
 		t.Temperature = *o.Temperature
@@ -375,6 +402,12 @@ func check(t Type, limit int64) (Type, error) {
 		return fail("reasoning_tokens %d is negative: leave it out for the effort's allowance", t.ReasoningTokens)
 	case t.MaxTokens+t.ReasoningTokens > limit:
 		return fail("max_tokens %d and reasoning_tokens %d make %d, above the model's output limit %d", t.MaxTokens, t.ReasoningTokens, t.MaxTokens+t.ReasoningTokens, limit)
+	case t.View != "" && !t.View.Valid():
+		return fail("view %q is unknown: use page, changes or words", t.View)
+	case t.PageTokens < 0:
+		return fail("page_tokens %d is negative: leave it out for %d", t.PageTokens, DefaultPageTokens)
+	case t.PageTokens > 0 && t.PageTokens < MinPageTokens:
+		return fail("page_tokens %d leaves no room for a page: give at least %d", t.PageTokens, MinPageTokens)
 	case t.Parse == nil:
 		return fail("no Parse func: set one (JSONParser builds it from the answer's Go type)")
 	case t.Schema == nil:
@@ -382,6 +415,12 @@ func check(t Type, limit int64) (Type, error) {
 	}
 	if t.N == 0 {
 		t.N = 1
+	}
+	if t.View == "" {
+		t.View = ViewWords
+	}
+	if t.PageTokens == 0 {
+		t.PageTokens = DefaultPageTokens
 	}
 	switch t.Priority {
 	case "":

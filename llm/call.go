@@ -199,9 +199,10 @@ func Call[In, Out any](ctx context.Context, c *Caller, t calltypes.Typed[In, Out
 	return out, rep, nil
 }
 
-// Call runs one call of the named type with input (marshalled to JSON as
-// the user message, and checked by the type's Input first: a misfit is a
-// *calltypes.InputError, with nothing reserved or sent) and returns the
+// Call runs one call of the named type with input (marshalled to JSON,
+// checked by the type's Input first: a misfit is a *calltypes.InputError,
+// with nothing reserved or sent; then written as the user message by the
+// type's Message, or sent as the JSON when it has none) and returns the
 // parsed answer, whose Go type is the
 // one the type's parser gives. The typed Call checks that at compile time;
 // this one is for types known only by name, such as a config's.
@@ -234,7 +235,11 @@ func (c *Caller) call(ctx context.Context, typeName string, input any, o CallOpt
 		t.Priority = o.Priority
 	}
 	c.count(t.Name, func(s *TypeStats) { s.Calls++ })
-	msgs := []tokens.Message{{Role: "system", Content: t.System}, {Role: "user", Content: string(in)}}
+	user := string(in)
+	if t.Message != nil {
+		user = t.Message(in)
+	}
+	msgs := []tokens.Message{{Role: "system", Content: t.System}, {Role: "user", Content: user}}
 	rt := c.routeOf(t)
 	rep := Report{Type: t.Name, N: max(1, t.N)}
 	cap := rt.start(t, &rep)

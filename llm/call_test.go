@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -73,14 +74,23 @@ func newModelCaller(t *testing.T, d azuresim.Deployment, change func(*config.Fil
 	return sc
 }
 
-var page = calltypes.Page{
-	URL: "https://shop.example/", Title: "Shop",
-	Elements: []calltypes.Element{
-		{Index: 0, Role: "searchbox", Name: "Search products", Tag: "input", Type: "search"},
-		{Index: 1, Role: "button", Name: "Search", Tag: "button"},
-		{Index: 2, Role: "link", Name: "Trail running shoes", Tag: "a", Href: "/p/trail"},
-	},
-	Text: "Welcome to the shop. Trail running shoes from 89 EUR.",
+var page = calltypes.MustParsePage(`url: https://shop.example/
+title: Shop
+[0] searchbox "Search products"
+[1] button "Search"
+Welcome to the shop.
+[2] link "Trail running shoes"
+from 89 EUR.`)
+
+// editPage is p written, changed by edit, and read back.
+func editPage(p calltypes.Page, edit func(string) string) calltypes.Page {
+	return calltypes.MustParsePage(edit(p.Render()))
+}
+
+// withText is p with a line of words added at its end.
+func withText(p calltypes.Page, text string) calltypes.Page {
+	p.Lines = append(slices.Clone(p.Lines), calltypes.Line{Text: text})
+	return p
 }
 
 // inputs are one input of each built-in type.
@@ -112,7 +122,7 @@ func TestEveryBuiltinCarriesItsOwnCapAndN(t *testing.T) {
 		// The reservation is the estimate rule: the larger prompt count
 		// plus the cap.
 		in, _ := json.Marshal(inputs[typ.Name])
-		want := Estimate([]tokens.Message{{Role: "system", Content: typ.System}, {Role: "user", Content: string(in)}}, typ.MaxTokens, 1)
+		want := Estimate([]tokens.Message{{Role: "system", Content: typ.System}, {Role: "user", Content: typ.Message(in)}}, typ.MaxTokens, 1)
 		if rec.TokensReserved != want || rec.MaxTokens != typ.MaxTokens || rec.N != 1 || rec.Deployment != "d" || out == nil {
 			t.Errorf("%s: record %+v, want %d reserved", typ.Name, rec, want)
 		}
@@ -218,7 +228,7 @@ func TestCassetteRecordsAndReplaysByteIdentically(t *testing.T) {
 	var want []answer
 	// The key ends up in a page by accident: it must not reach the cassette.
 	leaky := inputs["yes-no"].(calltypes.CheckInput)
-	leaky.Page.Text += " token=sk-test-secret-0123456789"
+	leaky.Page = withText(leaky.Page, "token=sk-test-secret-0123456789")
 	calls := []struct {
 		typ string
 		in  any

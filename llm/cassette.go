@@ -15,6 +15,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"github.com/headroom-agent/headroom/calltypes"
 	"github.com/headroom-agent/headroom/internal/redact"
 	"github.com/headroom-agent/headroom/internal/safefile"
 )
@@ -322,11 +323,19 @@ func masks(rec, live string) bool {
 	return true
 }
 
-// jsonDoc decodes a string that is a JSON object or array, else nil.
+// jsonDoc decodes a string that is a JSON object or array, or a call's
+// input written as sections (calltypes.Message), else nil.
 func jsonDoc(s string) any {
 	t := strings.TrimSpace(s)
-	if t == "" || (t[0] != '{' && t[0] != '[') {
+	if t == "" {
 		return nil
+	}
+	if t[0] != '{' && t[0] != '[' {
+		raw, err := calltypes.ReadMessage(s)
+		if err != nil {
+			return nil
+		}
+		t = string(raw)
 	}
 	var v any
 	if json.Unmarshal([]byte(t), &v) != nil {

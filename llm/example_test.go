@@ -62,9 +62,10 @@ func Example_extractTable() {
 		return
 	}
 	defer caller.Close()
-	input := calltypes.SummaryInput{Goal: "list the shoes and their prices", Page: calltypes.Page{
-		URL: "https://shop.example/search?q=trail", Text: "Trail Runner 4 GTX, 89 EUR. Speedgoat 5, 96 EUR.",
-	}}
+	input := calltypes.SummaryInput{Goal: "list the shoes and their prices", Page: calltypes.MustParsePage(`url: https://shop.example/search?q=trail
+title: Trail shoes
+Trail Runner 4 GTX, 89 EUR.
+Speedgoat 5, 96 EUR.`)}
 	out, rep, err := caller.Call(context.Background(), "extract-table", input, llm.CallOptions{})
 	if err != nil {
 		fmt.Println(err)
@@ -89,10 +90,10 @@ func ExampleCall() {
 	defer caller.Close()
 	in := calltypes.PickInput{
 		Goal: `search for "walnut desk"`,
-		Page: calltypes.Page{URL: "https://shop.example/", Title: "Shop", Elements: []calltypes.Element{
-			{Index: 0, Role: "searchbox", Name: "Search", Tag: "input", Type: "search"},
-			{Index: 1, Role: "button", Name: "Go", Tag: "button"},
-		}},
+		Page: calltypes.MustParsePage(`url: https://shop.example/
+title: Shop
+[0] searchbox "Search"
+[1] button "Go"`),
 	}
 	action, rep, err := llm.Call(context.Background(), caller, calltypes.PickCall, in, llm.CallOptions{Session: "task-1"})
 	if err != nil {

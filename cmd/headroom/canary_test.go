@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"net/http"
@@ -168,9 +169,8 @@ func TestCanarySecretsReachNoOutput(t *testing.T) {
 	callDir := filepath.Join(dir, "call")
 	_ = os.MkdirAll(callDir, 0o755)
 	cfg := writeFile(t, callDir, "headroom.yaml", fmt.Sprintf("deployments:\n  - {name: d, endpoint: %q, model: gpt-4o, tpm: 1000000, auth: {api_key_env: HEADROOM_CANARY_KEY}}\n", simRun.URL))
-	in := writeFile(t, callDir, "in.json", `{"goal": "sign in", "plan": ["sign in"], "step": 1, "page": {"url": "`+login+`", "title": "Canary login",
- "elements": [{"index": 0, "role": "textbox", "name": "Password", "tag": "input", "type": "password"}, {"index": 1, "role": "button", "name": "Sign in", "tag": "button"}],
- "text": "Sign in. Debug: api-key=`+canaryKey+`"}}`)
+	page, _ := json.Marshal("url: " + login + "\ntitle: Canary login\nSign in. Debug: api-key=" + canaryKey + "\n[0] textbox \"Password\" type=password\n[1] button \"Sign in\"")
+	in := writeFile(t, callDir, "in.json", `{"goal": "sign in", "plan": ["sign in"], "step": 1, "page": `+string(page)+`}`)
 	cas := filepath.Join(callDir, "calls.jsonl")
 	code, so, se = runCmd(t, "call", "click-pick", "--input", in, "--config", cfg, "--record-calls", cas)
 	ran("call --record", code, so, se)

@@ -2,28 +2,43 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/url"
+	"os"
 	"strings"
 
+	"github.com/headroom-agent/headroom/agent"
 	"github.com/headroom-agent/headroom/browser"
 	"github.com/headroom-agent/headroom/browser/replay"
+	"github.com/headroom-agent/headroom/calltypes"
+	"github.com/headroom-agent/headroom/config"
 	"github.com/headroom-agent/headroom/internal/plural"
+	"github.com/headroom-agent/headroom/llm/tokens"
 	"github.com/spf13/pflag"
 )
 
-// runObserve prints the snapshot an agent would get of a page: live, or
-// replayed offline from a HAR file, after optional scripted steps.
+// runObserve prints the page as a call type's calls read it (click-pick's
+// by default): live, or replayed offline from a HAR file, after optional
+// scripted steps.
 func runObserve(fs *pflag.FlagSet) runner {
 	harFile := fs.String("har", "", "replay the page from this HAR `file`, offline (URL defaults to its first page)")
 	fuzzy := fs.Bool("fuzzy", false, "with --har, answer a request with no exact match by the recorded URL with the same path and most query parameters in common (logged)")
-	maxTokens := fs.Int("snapshot-tokens", 2000, "cap the snapshot at this many `tokens` (estimated as characters/4)")
-	renamed(fs, "max-tokens", "snapshot-tokens")
-	asJSON := fs.Bool("json", false, "print the snapshot as JSON")
+	view := fs.String("view", calltypes.ClickPick, "print the page as calls of this `type` read it: its view and its page cap (yes-no's, with no action taken, is the words)")
+	pageTokens := fs.Int("page-tokens", 0, "cap the page at this many o200k `tokens` instead of the type's page_tokens")
+	renamed(fs, "snapshot-tokens", "page-tokens")
+	renamed(fs, "max-tokens", "page-tokens")
+	configFile := fs.String("config", "", "config `file` whose call types to read the view of, as changed or defined there (default $HEADROOM_CONFIG)")
+	asJSON := fs.Bool("json", false, "print the snapshot as JSON (its elements and blocks, for tools), with the view as \"view\"")
 	var bf browserFlags
 	bf.add(fs)
 	return func(ctx context.Context, pos []string, stdout, stderr io.Writer) int {
 		steps, err := bf.load()
+		if err != nil {
+			fprintf(stderr, "headroom observe: %v\n", err)
+			return exitUsage
+		}
+		typ, err := viewType(*view, *configFile, *pageTokens)
 		if err != nil {
 			fprintf(stderr, "headroom observe: %v\n", err)
 			return exitUsage
@@ -34,7 +49,6 @@ func runObserve(fs *pflag.FlagSet) runner {
 			return exitUsage
 		}
 		o := bf.options(stderr)
-		o.Snapshot.MaxTokens = *maxTokens
 		var m *replay.Matcher
 		start := ""
 		if len(pos) == 1 {
@@ -79,7 +93,8 @@ func runObserve(fs *pflag.FlagSet) runner {
 			fprintf(stderr, "headroom observe: %v\n", err)
 			return browserExit(ctx, err)
 		}
-		rendered, truncated := snap.Render()
+		page := agent.ViewOf(typ, snap, nil, -1)
+		rendered := page.Render()
 		var stats *replay.Stats
 		if m != nil {
 			s := m.Stats()
@@ -93,22 +108,58 @@ func runObserve(fs *pflag.FlagSet) runner {
 				URL         string            `json:"url"`
 				Title       string            `json:"title"`
 				Fingerprint string            `json:"fingerprint"`
+				Viewport    [2]float64        `json:"viewport"`
 				Elements    []browser.Element `json:"elements"`
+				Blocks      []browser.Block   `json:"blocks"`
 				Text        string            `json:"text"`
-				Rendered    string            `json:"rendered"`
-				Truncated   bool              `json:"truncated"`
+				View        string            `json:"view"`
+				ViewType    string            `json:"view_type"`
+				ViewTokens  int               `json:"view_tokens"`
 				Replay      *replay.Stats     `json:"replay,omitempty"`
 				Refused     []string          `json:"refused,omitempty"`
 				ClosedTabs  []string          `json:"closed_tabs,omitempty"`
-			}{snap.URL, snap.Title, snap.Fingerprint, snap.Elements, snap.Text, rendered, truncated, stats, p.Blocked(), p.ClosedTabs()})
+			}{snap.URL, snap.Title, snap.Fingerprint, snap.Viewport, snap.Elements, snap.Blocks, snap.Text, rendered, typ.Name, tokens.Count(rendered), stats, p.Blocked(), p.ClosedTabs()})
 		} else {
-			fprintf(stdout, "%s", rendered)
+			fprintf(stdout, "%s\n", rendered)
 		}
 		if stats != nil && stats.Misses > 0 {
 			return exitFailed // a miss is a replay that is not what was recorded
 		}
 		return exitOK
 	}
+}
+
+// viewType is the call type whose view observe prints, from the built-ins
+// and the config's, its cap changed when tokens is set.
+func viewType(name, configFile string, tokens int) (calltypes.Type, error) {
+	types := calltypes.Default()
+	if configFile == "" {
+		configFile = os.Getenv(config.Env)
+	}
+	if configFile != "" {
+		f, _, err := config.Load(configFile)
+		if err == nil {
+			err = f.Apply(types)
+		}
+		if err != nil {
+			return calltypes.Type{}, err
+		}
+	}
+	t, ok := types.Lookup(name)
+	if !ok {
+		var names []string
+		for _, t := range types.Types() {
+			names = append(names, t.Name)
+		}
+		return calltypes.Type{}, fmt.Errorf("--view %s: no call type of that name; known: %s", name, strings.Join(names, ", "))
+	}
+	switch {
+	case tokens < 0 || tokens > 0 && tokens < calltypes.MinPageTokens:
+		return calltypes.Type{}, fmt.Errorf("--page-tokens %d: give at least %d", tokens, calltypes.MinPageTokens)
+	case tokens > 0:
+		t.PageTokens = tokens
+	}
+	return t, nil
 }
 
 // isHTTP reports an absolute http:// or https:// URL with a host: a page

@@ -23,56 +23,56 @@ const searchGoal = `Search for "blue widget", then open its details page`
 
 var (
 	shopNav = []calltypes.Element{
-		{Index: 0, Tag: "a", Role: "link", Name: "Home", Href: "https://shop.example/"},
-		{Index: 1, Tag: "a", Role: "link", Name: "Widgets", Href: "https://shop.example/c/widgets"},
-		{Index: 2, Tag: "input", Type: "search", Role: "searchbox", Name: "Search products", Placeholder: "Search products"},
-		{Index: 3, Tag: "button", Type: "submit", Role: "button", Name: "Search"},
+		{Index: 0, Role: "link", Name: "Home", Href: "https://shop.example/"},
+		{Index: 1, Role: "link", Name: "Widgets", Href: "https://shop.example/c/widgets"},
+		{Index: 2, Type: "search", Role: "searchbox", Name: "Search products", Placeholder: "Search products"},
+		{Index: 3, Type: "submit", Role: "button", Name: "Search"},
 	}
 
-	searchPage = calltypes.Page{
+	searchPage = testPage{
 		URL: "https://shop.example/", Title: "Example Shop",
 		Elements: shopNav,
 		Text:     "Example Shop. Widgets, gadgets and spare parts. Free shipping over $50.",
-	}
+	}.page()
 
-	resultsPage = calltypes.Page{
+	resultsPage = testPage{
 		URL: "https://shop.example/search?q=blue+widget", Title: "Search results – Example Shop",
 		Elements: append(withValue(shopNav, 2, "blue widget"),
-			calltypes.Element{Index: 4, Tag: "a", Role: "link", Name: "Blue Widget", Href: "/item/17"},
-			calltypes.Element{Index: 5, Tag: "a", Role: "link", Name: "Blue Widget Pro", Href: "/item/18"},
-			calltypes.Element{Index: 6, Tag: "a", Role: "link", Name: "Red Widget", Href: "/item/19"},
-			calltypes.Element{Index: 7, Tag: "a", Role: "link", Name: "Next page", Href: "/search?q=blue+widget&page=2"},
+			calltypes.Element{Index: 4, Role: "link", Name: "Blue Widget", Href: "/item/17"},
+			calltypes.Element{Index: 5, Role: "link", Name: "Blue Widget Pro", Href: "/item/18"},
+			calltypes.Element{Index: 6, Role: "link", Name: "Red Widget", Href: "/item/19"},
+			calltypes.Element{Index: 7, Role: "link", Name: "Next page", Href: "/search?q=blue+widget&page=2"},
 		),
 		Text: "3 results for blue widget. Blue Widget – $12.00. Blue Widget Pro – $25.00. Red Widget – $9.00.",
-	}
+	}.page()
 
-	detailPage = calltypes.Page{
+	detailPage = testPage{
 		URL: "https://shop.example/item/17", Title: "Blue Widget – Example Shop",
 		Elements: append(slices.Clone(shopNav),
-			calltypes.Element{Index: 4, Tag: "button", Role: "button", Name: "Add to cart"},
-			calltypes.Element{Index: 5, Tag: "a", Role: "link", Name: "Blue Widget Pro", Href: "/item/18"},
+			calltypes.Element{Index: 4, Role: "button", Name: "Add to cart"},
+			calltypes.Element{Index: 5, Role: "link", Name: "Blue Widget Pro", Href: "/item/18"},
 		),
 		Text: "Blue Widget. Price: $12.00. In stock.\nDetails: a sturdy blue widget made of recycled steel, 10 cm wide. Ships in 2 days.",
-	}
+	}.page()
 )
 
 const formGoal = `Fill in the contact form: name "Ada Lovelace", email "ada@example.com", topic Billing, message "Please resend invoice 42", then submit it.`
 
 var (
 	formFields = []calltypes.Element{
-		{Index: 0, Tag: "a", Role: "link", Name: "Home", Href: "/"},
-		{Index: 1, Tag: "input", Type: "text", Role: "textbox", Name: "Full name", Placeholder: "Your name"},
-		{Index: 2, Tag: "input", Type: "email", Role: "textbox", Name: "Email", Placeholder: "you@example.com"},
-		{Index: 3, Tag: "select", Role: "combobox", Name: "Topic", Value: "General"},
-		{Index: 4, Tag: "textarea", Role: "textbox", Name: "Message"},
-		{Index: 5, Tag: "button", Type: "submit", Role: "button", Name: "Send"},
+		{Index: 0, Role: "link", Name: "Home", Href: "/"},
+		{Index: 1, Type: "text", Role: "textbox", Name: "Full name", Placeholder: "Your name"},
+		{Index: 2, Type: "email", Role: "textbox", Name: "Email", Placeholder: "you@example.com"},
+		{Index: 3, Role: "combobox", Name: "Topic", Value: "General", Options: []string{"General", "Billing", "Returns"}},
+		{Index: 4, Role: "textbox", Name: "Message"},
+		{Index: 5, Type: "submit", Role: "button", Name: "Send"},
 	}
 
-	thanksPage = calltypes.Page{
+	thanksPage = testPage{
 		URL: "https://shop.example/contact/sent", Title: "Message sent",
-		Elements: []calltypes.Element{{Index: 0, Tag: "a", Role: "link", Name: "Home", Href: "/"}},
+		Elements: []calltypes.Element{{Index: 0, Role: "link", Name: "Home", Href: "/"}},
 		Text:     "Thank you, Ada Lovelace. We will reply to ada@example.com about Billing within a day.",
-	}
+	}.page()
 )
 
 // formPage is the contact form with the first n fields filled in.
@@ -81,10 +81,44 @@ func formPage(n int) calltypes.Page {
 	for i, v := range []string{"Ada Lovelace", "ada@example.com", "Billing", "Please resend invoice 42"}[:n] {
 		els[i+1].Value = v
 	}
-	return calltypes.Page{
+	return testPage{
 		URL: "https://shop.example/contact", Title: "Contact us", Elements: els,
 		Text: "Contact us. We answer within a day. Topic General Billing Returns",
+	}.page()
+}
+
+// testPage writes a page as its elements and then its words, a line a
+// sentence; the view it becomes is what a call reads.
+type testPage struct {
+	URL, Title string
+	Elements   []calltypes.Element
+	Text       string
+}
+
+func (t testPage) page() calltypes.Page {
+	p := calltypes.Page{URL: t.URL, Title: t.Title}
+	for _, line := range strings.Split(t.Text, "\n") {
+		if line = strings.TrimSpace(line); line != "" {
+			p.Lines = append(p.Lines, calltypes.Line{Text: line})
+		}
 	}
+	for _, e := range t.Elements {
+		p.Lines = append(p.Lines, calltypes.Line{Element: &e})
+	}
+	return p
+}
+
+// setValue is p with the element at index holding v.
+func setValue(p calltypes.Page, index int, v string) calltypes.Page {
+	p.Lines = slices.Clone(p.Lines)
+	for i, l := range p.Lines {
+		if l.Element != nil && l.Element.Index == index {
+			e := *l.Element
+			e.Value = v
+			p.Lines[i].Element = &e
+		}
+	}
+	return p
 }
 
 func withValue(els []calltypes.Element, index int, v string) []calltypes.Element {
@@ -114,7 +148,7 @@ func ask(t testing.TB, name string, in any) string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		msg = string(b)
+		msg = calltypes.Message(b) // as the built-ins send their input
 	}
 	r := azuresim.Request{
 		Deployment: "agent", ResponseFormat: schemaFormat(name), MaxTokens: 4096,
@@ -227,7 +261,7 @@ func TestHeuristicPick(t *testing.T) {
 		{"search box first", calltypes.PickInput{Goal: searchGoal, Plan: plan, Page: searchPage},
 			calltypes.Action{Kind: "type", Index: 2, Text: "blue widget"}},
 		{"typed: press search", calltypes.PickInput{Goal: searchGoal, Plan: plan,
-			Page:    calltypes.Page{URL: searchPage.URL, Title: searchPage.Title, Elements: withValue(shopNav, 2, "blue widget")},
+			Page:    testPage{URL: searchPage.URL, Title: searchPage.Title, Elements: withValue(shopNav, 2, "blue widget")}.page(),
 			History: history(`type [2] "blue widget"`)},
 			calltypes.Action{Kind: "click", Index: 3}},
 		{"results: open the first match", calltypes.PickInput{Goal: searchGoal, Plan: plan, Step: 1, Page: resultsPage,
@@ -263,30 +297,30 @@ func TestHeuristicPick(t *testing.T) {
 		{"form sent: done", calltypes.PickInput{Goal: formGoal, Page: thanksPage,
 			History: history(`select [3] "Billing"`, `type [4] "Please resend invoice 42"`, "click [5]")},
 			calltypes.Action{Kind: "done", Index: -1}},
-		{"disabled elements are skipped", calltypes.PickInput{Goal: searchGoal, Page: calltypes.Page{
+		{"disabled elements are skipped", calltypes.PickInput{Goal: searchGoal, Page: testPage{
 			Elements: []calltypes.Element{
-				{Index: 0, Tag: "input", Type: "search", Name: "Search", Disabled: true},
-				{Index: 1, Tag: "a", Name: "Blue widget sale", Href: "/sale"},
-			}}},
+				{Index: 0, Role: "searchbox", Type: "search", Name: "Search", Disabled: true},
+				{Index: 1, Role: "link", Name: "Blue widget sale", Href: "/sale"},
+			}}.page()},
 			calltypes.Action{Kind: "click", Index: 1}},
-		{"nothing matches: look further", calltypes.PickInput{Goal: searchGoal, Page: calltypes.Page{
-			Elements: []calltypes.Element{{Index: 0, Tag: "a", Name: "Imprint", Href: "/imprint"}}}},
+		{"nothing matches: look further", calltypes.PickInput{Goal: searchGoal, Page: testPage{
+			Elements: []calltypes.Element{{Index: 0, Role: "link", Name: "Imprint", Href: "/imprint"}}}.page()},
 			calltypes.Action{Kind: "scroll", Index: -1, Text: "down"}},
 		{"nothing matches after scrolling: give up", calltypes.PickInput{Goal: searchGoal, History: history("scroll down"),
-			Page: calltypes.Page{Elements: []calltypes.Element{{Index: 0, Tag: "a", Name: "Imprint", Href: "/imprint"}}}},
+			Page: testPage{Elements: []calltypes.Element{{Index: 0, Role: "link", Name: "Imprint", Href: "/imprint"}}}.page()},
 			calltypes.Action{Kind: "done", Index: -1}},
 		{"plan step decides between matches", calltypes.PickInput{Goal: "Open the blue widget reviews",
-			Plan: []string{"Open the widget page", "Read the reviews"}, Step: 1, Page: calltypes.Page{
+			Plan: []string{"Open the widget page", "Read the reviews"}, Step: 1, Page: testPage{
 				Elements: []calltypes.Element{
-					{Index: 0, Tag: "a", Name: "Blue widget", Href: "/item/17"},
-					{Index: 1, Tag: "a", Name: "Widget reviews", Href: "/item/17/reviews"},
-				}}},
+					{Index: 0, Role: "link", Name: "Blue widget", Href: "/item/17"},
+					{Index: 1, Role: "link", Name: "Widget reviews", Href: "/item/17/reviews"},
+				}}.page()},
 			calltypes.Action{Kind: "click", Index: 1}},
-		{"ties go to the lower index", calltypes.PickInput{Goal: "Open the widget", Page: calltypes.Page{
+		{"ties go to the lower index", calltypes.PickInput{Goal: "Open the widget", Page: testPage{
 			Elements: []calltypes.Element{
-				{Index: 9, Tag: "a", Name: "Widget B"},
-				{Index: 4, Tag: "a", Name: "Widget A"},
-			}}},
+				{Index: 9, Role: "link", Name: "Widget B"},
+				{Index: 4, Role: "link", Name: "Widget A"},
+			}}.page()},
 			calltypes.Action{Kind: "click", Index: 4}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -318,7 +352,7 @@ func TestHeuristicPickWalksTheForm(t *testing.T) {
 		hist = append(hist, calltypes.Taken{Action: a})
 		switch a.Kind {
 		case calltypes.ActType, calltypes.ActSelect:
-			page.Elements[a.Index].Value = a.Text
+			page = setValue(page, a.Index, a.Text)
 		case calltypes.ActClick:
 			if a.Index != 5 {
 				t.Fatalf("clicked %d", a.Index)
@@ -346,7 +380,7 @@ func TestHeuristicPickReasonNamesTheElement(t *testing.T) {
 func TestHeuristicCheck(t *testing.T) {
 	const didIt = "Did the last action achieve what it meant to?"
 	museum := func(text string) calltypes.Page {
-		return calltypes.Page{URL: "https://museum.example/", Title: "Museum of Toys", Text: text}
+		return testPage{URL: "https://museum.example/", Title: "Museum of Toys", Text: text}.page()
 	}
 	for _, tc := range []struct {
 		name string
@@ -355,7 +389,7 @@ func TestHeuristicCheck(t *testing.T) {
 		why  string // in the reason
 	}{
 		{"typed text is in the box", calltypes.CheckInput{Question: didIt, Goal: searchGoal, LastAction: took(`type [2] "blue widget"`),
-			Page: calltypes.Page{Title: searchPage.Title, Elements: withValue(shopNav, 2, "blue widget")}}, true, `"blue widget"`},
+			Page: testPage{Title: searchPage.Title, Elements: withValue(shopNav, 2, "blue widget")}.page()}, true, `"blue widget"`},
 		{"typing did not stick", calltypes.CheckInput{Question: didIt, Goal: searchGoal, LastAction: took(`type [2] "blue widget"`),
 			Page: searchPage}, false, `lacks "blue widget"`},
 		{"goal met on the detail page", calltypes.CheckInput{Question: "Is the goal met?", Goal: searchGoal, Page: detailPage}, true, "blue widget"},
@@ -388,16 +422,16 @@ func TestHeuristicSummarize(t *testing.T) {
 		want string
 	}{
 		{"price of the quoted item", calltypes.SummaryInput{Goal: `What is the price of the "Blue Widget"?`, Page: detailPage},
-			"Blue Widget. Price: $12.00. Details: a sturdy blue widget made of recycled steel, 10 cm wide."},
+			"Price: $12.00."},
 		{"the asked-for words weigh most", calltypes.SummaryInput{Goal: `In how many days does the "Blue Widget" ship?`, Page: detailPage},
 			"Ships in 2 days."},
 		{"notes count", calltypes.SummaryInput{Goal: "List the museum's opening hours",
-			Page:  calltypes.Page{Title: "Tickets", Text: "Tickets cost 8 euros."},
+			Page:  testPage{Title: "Tickets", Text: "Tickets cost 8 euros."}.page(),
 			Notes: []string{"Opening hours: 9-17 daily. Closed on Mondays."}},
 			"Opening hours: 9-17 daily."},
 		{"nothing matches: the title", calltypes.SummaryInput{Goal: "What is the weather in Oslo?", Page: detailPage},
 			"Blue Widget – Example Shop"},
-		{"nothing matches, no title", calltypes.SummaryInput{Goal: "What is the weather in Oslo?", Page: calltypes.Page{Text: "Hello."}},
+		{"nothing matches, no title", calltypes.SummaryInput{Goal: "What is the weather in Oslo?", Page: testPage{Text: "Hello."}.page()},
 			"nothing on the page matches the goal"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -411,7 +445,7 @@ func TestHeuristicSummarize(t *testing.T) {
 
 func TestHeuristicSummarizeIsShort(t *testing.T) {
 	text := strings.Repeat("The blue widget is sturdy and cheap. ", 100)
-	out := ask(t, callSummarize, calltypes.SummaryInput{Goal: "Is the blue widget sturdy?", Page: calltypes.Page{Text: text + strings.Repeat("widget ", 200) + "."}})
+	out := ask(t, callSummarize, calltypes.SummaryInput{Goal: "Is the blue widget sturdy?", Page: testPage{Text: text + strings.Repeat("widget ", 200) + "."}.page()})
 	s := validate(t, callSummarize, out).(calltypes.Summary)
 	if s.Answer != "The blue widget is sturdy and cheap." {
 		t.Errorf("got %q", s.Answer)
@@ -503,7 +537,7 @@ func TestHeuristicResponsesFormat(t *testing.T) {
 // An answer is shortened to fit the call's cap rather than cut by it.
 func TestHeuristicFitsTheCap(t *testing.T) {
 	in, _ := json.Marshal(calltypes.CheckInput{Question: "Is the goal met?", Goal: "Find the opening hours and phone number of the museum",
-		Page: calltypes.Page{Title: "Museum of Toys", Text: "Closed."}})
+		Page: testPage{Title: "Museum of Toys", Text: "Closed."}.page()})
 	in2, _ := json.Marshal(calltypes.SummaryInput{Goal: "Is the blue widget sturdy?", Page: detailPage})
 	in3, _ := json.Marshal(calltypes.PlanInput{Goal: formGoal})
 	for _, tc := range []struct {
@@ -618,22 +652,22 @@ func took(line string) *calltypes.Taken {
 // A goal that ends in a deed: open a product, choose, press.
 const cartGoal = `Open the Oak desk, set the quantity to 2 and add it to the cart.`
 
-var itemPage = calltypes.Page{
+var itemPage = testPage{
 	URL: "https://shop.example/item/2", Title: "Oak desk – Example Shop",
 	Elements: []calltypes.Element{
-		{Index: 0, Tag: "a", Role: "link", Name: "Home", Href: "/"},
-		{Index: 1, Tag: "select", Role: "combobox", Name: "Quantity", Value: "1"},
-		{Index: 2, Tag: "button", Role: "button", Name: "Add to cart"},
+		{Index: 0, Role: "link", Name: "Home", Href: "/"},
+		{Index: 1, Role: "combobox", Name: "Quantity", Value: "1"},
+		{Index: 2, Role: "button", Name: "Add to cart"},
 	},
 	Text: "Oak desk. 890 EUR. Electric lift. Quantity 1 2 3. Add to cart",
-}
+}.page()
 
 func TestHeuristicPickSendsATypedSearch(t *testing.T) {
-	page := calltypes.Page{Elements: []calltypes.Element{
-		{Index: 0, Tag: "a", Role: "link", Name: "Blue widgets", Href: "/c/blue-widgets"},
-		{Index: 1, Tag: "input", Type: "search", Role: "searchbox", Name: "Search the catalogue", Value: "blue widget"},
-		{Index: 2, Tag: "button", Role: "button", Name: "Go"},
-	}}
+	page := testPage{Elements: []calltypes.Element{
+		{Index: 0, Role: "link", Name: "Blue widgets", Href: "/c/blue-widgets"},
+		{Index: 1, Type: "search", Role: "searchbox", Name: "Search the catalogue", Value: "blue widget"},
+		{Index: 2, Role: "button", Name: "Go"},
+	}}.page()
 	in := calltypes.PickInput{Goal: searchGoal, Page: page, History: []calltypes.Taken{
 		{Action: calltypes.Action{Kind: "type", Index: 1, Text: "blue widget"}, Element: `searchbox "Search the catalogue"`, Outcome: "changed"}}}
 	if a := validate(t, callClickPick, ask(t, callClickPick, in)).(calltypes.Action); a.Kind != "click" || a.Index != 2 {
@@ -644,14 +678,14 @@ func TestHeuristicPickSendsATypedSearch(t *testing.T) {
 func TestHeuristicPickOpensAResultOverTheSearchButton(t *testing.T) {
 	in := calltypes.PickInput{Goal: `Search for "desk", sort by "Price, high to low" and open the first one`,
 		History: history(`type [1] "desk" and submit`, `select [3] "Price, high to low"`),
-		Page: calltypes.Page{Elements: []calltypes.Element{
-			{Index: 0, Tag: "a", Role: "link", Name: "Home", Href: "/"},
-			{Index: 1, Tag: "input", Type: "search", Role: "searchbox", Name: "Search", Value: "desk"},
-			{Index: 2, Tag: "button", Role: "button", Name: "Search"},
-			{Index: 3, Tag: "select", Role: "combobox", Name: "Sort by", Value: "Price, high to low"},
-			{Index: 4, Tag: "a", Role: "link", Name: "Oak standing desk", Href: "/item/2"},
-			{Index: 5, Tag: "a", Role: "link", Name: "Walnut writing desk", Href: "/item/1"},
-		}}}
+		Page: testPage{Elements: []calltypes.Element{
+			{Index: 0, Role: "link", Name: "Home", Href: "/"},
+			{Index: 1, Type: "search", Role: "searchbox", Name: "Search", Value: "desk"},
+			{Index: 2, Role: "button", Name: "Search"},
+			{Index: 3, Role: "combobox", Name: "Sort by", Value: "Price, high to low"},
+			{Index: 4, Role: "link", Name: "Oak standing desk", Href: "/item/2"},
+			{Index: 5, Role: "link", Name: "Walnut writing desk", Href: "/item/1"},
+		}}.page()}
 	if a := validate(t, callClickPick, ask(t, callClickPick, in)).(calltypes.Action); a.Kind != "click" || a.Index != 4 {
 		t.Errorf("got %+v, want click [4]", a)
 	}
@@ -660,12 +694,12 @@ func TestHeuristicPickOpensAResultOverTheSearchButton(t *testing.T) {
 func TestHeuristicPickFillsNamedFieldsBeforeClicking(t *testing.T) {
 	const goal = `Sign up as "Ada", set the country to Norway, accept the terms and create the account.`
 	in := calltypes.PickInput{Goal: goal, Plan: plan(goal).Steps, Step: 2, History: history(`type [0] "Ada"`),
-		Page: calltypes.Page{Elements: []calltypes.Element{
-			{Index: 0, Tag: "input", Type: "text", Role: "textbox", Name: "Full name", Value: "Ada"},
-			{Index: 1, Tag: "select", Role: "combobox", Name: "Country", Value: "Choose one"},
-			{Index: 2, Tag: "input", Type: "checkbox", Role: "checkbox", Name: "I accept the terms"},
-			{Index: 3, Tag: "button", Role: "button", Name: "Create account", Disabled: true},
-		}}}
+		Page: testPage{Elements: []calltypes.Element{
+			{Index: 0, Type: "text", Role: "textbox", Name: "Full name", Value: "Ada"},
+			{Index: 1, Role: "combobox", Name: "Country", Value: "Choose one", Options: []string{"Choose one", "Norway", "Japan"}},
+			{Index: 2, Type: "checkbox", Role: "checkbox", Name: "I accept the terms"},
+			{Index: 3, Role: "button", Name: "Create account", Disabled: true},
+		}}.page()}
 	if a := validate(t, callClickPick, ask(t, callClickPick, in)).(calltypes.Action); a.Kind != "select" || a.Index != 1 || a.Text != "Norway" {
 		t.Errorf("got %+v, want select [1] \"Norway\" before the plan step's checkbox", a)
 	}
@@ -701,12 +735,12 @@ func TestHeuristicSummarizeAnswersTheLastStep(t *testing.T) {
 		{"a price is an amount", calltypes.SummaryInput{Goal: `Search for "desk", open the first one and report its price.`, Page: itemPage},
 			"890 EUR."},
 		{"the last step's words alone", calltypes.SummaryInput{Goal: "Accept the terms, create the account and report what is required.",
-			Page: calltypes.Page{Text: "I accept the terms\nCreate account\nFull name is required."}},
+			Page: testPage{Text: "I accept the terms\nCreate account\nFull name is required."}.page()},
 			"Full name is required."},
 		{"the page over the notes", calltypes.SummaryInput{Goal: `Create an account with the email "ada@example.com"`,
-			Page:  calltypes.Page{Text: "Welcome, Ada. Your account is ready."},
+			Page:  testPage{Text: "Welcome, Ada. Your account is ready."}.page(),
 			Notes: []string{`type textbox "Email" → changed`}},
-			"Your account is ready."},
+			"Welcome, Ada. Your account is ready."},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out := ask(t, callSummarize, tc.in)
