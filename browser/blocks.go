@@ -132,15 +132,19 @@ func (w *walker) enterItem(list int) {
 	w.items = append(w.items, listItem{list, w.serial})
 }
 
-func (w *walker) leaveItem() {
-	w.flush()
+func (w *walker) leaveItem(flush bool) {
+	if flush {
+		w.flush()
+	}
 	w.items = w.items[:len(w.items)-1]
 }
 
-// content is the element's own words (not its child elements') and how
-// many elements it holds.
-func (w *walker) content(o opened) (own string, children int) {
+// content is the element's own words (not its child elements'), how
+// many elements it holds, and how many items of a list inside it.
+func (w *walker) content(o opened) (own string, children, items int) {
 	var words []string
+	depth := len(w.items) // the items the element itself stands in
+	inner := map[int]bool{}
 	for _, d := range w.drafts[o.draft+1:] {
 		switch {
 		case d.serial != 0:
@@ -148,8 +152,11 @@ func (w *walker) content(o opened) (own string, children int) {
 		case d.owner == o.serial:
 			words = append(words, d.Text)
 		}
+		if len(d.items) > depth {
+			inner[d.items[depth].item] = true
+		}
 	}
-	return strings.Join(words, " "), children
+	return strings.Join(words, " "), children, len(inner)
 }
 
 // ownDrafts are the positions of the element's own blocks of words.

@@ -194,7 +194,7 @@ func (w *walker) node(v *docView, i int) {
 	w.fingerprint(v, i, tag, attrs)
 
 	li := v.layout[i]
-	block := li >= 0 && isBlock(display)
+	block := li >= 0 && isBlock(display) && display != "table-cell"
 	switch {
 	case display == "table-cell":
 		w.cell()
@@ -254,7 +254,7 @@ func (w *walker) node(v *docView, i int) {
 		w.hints = w.hints[:len(w.hints)-1]
 	}
 	if _, ok := v.items[i]; ok {
-		w.leaveItem()
+		w.leaveItem(display != "table-cell") // a row's cells share its line
 	}
 	if level > 0 {
 		w.flush()
@@ -442,14 +442,14 @@ func (w *walker) finish(index int, o opened, v *docView, i int, tag string, attr
 		w.options(v, i, &e.Options, &selected)
 		e.Value = selected
 	}
-	own, children := w.content(o)
+	own, children, items := w.content(o)
 	if isField(*e) {
 		// A field's words are its options or its value, which its line
 		// holds.
 		w.removeDrafts(w.ownDrafts(o)...)
 		own = ""
 	}
-	if weak && !keepContainer(own, children) {
+	if weak && (items > 1 || !keepContainer(own, children)) {
 		// A container listening for its children's clicks: the children
 		// are what a person uses, and its words stay the page's.
 		w.drop(index, o)
@@ -491,7 +491,7 @@ func hasLetter(s string) bool { return strings.IndexFunc(s, unicode.IsLetter) >=
 // a tabindex, or a cursor) is one a person clicks, as a row of a list or
 // a card is, rather than a region that passes its children's clicks on:
 // it has words or a name of its own, holds few elements, and not a page's
-// worth of text.
+// worth of text. One that holds a list's items (a grid) is a region.
 func keepContainer(own string, children int) bool {
 	switch {
 	case children > maxClickableChildren, len(own) > maxClickableWords:

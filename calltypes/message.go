@@ -182,10 +182,8 @@ func marshalNoEscape(v any) ([]byte, error) {
 // ReadMessage reads a message Message wrote back into its JSON object. A
 // message that is JSON is returned as it is.
 func ReadMessage(msg string) (json.RawMessage, error) {
-	if t := strings.TrimSpace(msg); strings.HasPrefix(t, "{") || strings.HasPrefix(t, "[") {
-		if json.Valid([]byte(t)) {
-			return json.RawMessage(t), nil
-		}
+	if t := strings.TrimSpace(msg); json.Valid([]byte(t)) {
+		return json.RawMessage(t), nil // sections never are
 	}
 	lines := strings.Split(msg, "\n")
 	var b bytes.Buffer

@@ -233,17 +233,17 @@ const maxShownOptions = 25
 func (e Element) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "[%d] %s", e.Index, oneWord(e.Role))
-	if e.Name != "" {
-		b.WriteString(" " + quote(e.Name))
+	if n := oneLine(e.Name); n != "" {
+		b.WriteString(" " + quote(n))
 	}
-	if e.Type != "" {
-		b.WriteString(" type=" + oneWord(e.Type))
+	if t := oneWord(e.Type); e.Type != "" && t != "element" {
+		b.WriteString(" type=" + t)
 	}
-	if e.Value != "" {
-		b.WriteString(" value=" + quote(e.Value))
+	if v := oneLine(e.Value); v != "" {
+		b.WriteString(" value=" + quote(v))
 	}
-	if e.Placeholder != "" {
-		b.WriteString(" placeholder=" + quote(e.Placeholder))
+	if p := oneLine(e.Placeholder); p != "" {
+		b.WriteString(" placeholder=" + quote(p))
 	}
 	if len(e.Options) > 0 {
 		q := make([]string, len(e.Options))
@@ -255,8 +255,7 @@ func (e Element) String() string {
 			fmt.Fprintf(&b, " +%d more", e.MoreOptions)
 		}
 	}
-	if e.Href != "" {
-		h := oneLine(e.Href)
+	if h := oneLine(e.Href); h != "" {
 		if strings.ContainsAny(h, ` "`) {
 			h = quote(h)
 		}

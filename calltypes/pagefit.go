@@ -28,6 +28,7 @@ func quarterChars(s string) int { return (utf8.RuneCountInString(s) + 3) / 4 }
 // to reach it ("… 41 more elements and 230 words below: scroll down"), so
 // text and elements are cut together, never all of one before the other.
 func (p Page) Fit(max int, count func(string) int) Page {
+	p = p.markRepeats()
 	rank := func(_ int, l Line) float64 {
 		if l.Repeat {
 			return math.Inf(1)
@@ -36,6 +37,57 @@ func (p Page) Fit(max int, count func(string) int) Page {
 	}
 	return p.cut(max, count, rank, p.whereNote)
 }
+
+// markRepeats marks each link whose name an earlier link outside its own
+// list already has: the footer's "Desks" after the header's. Two products
+// of one grid that share a name are two products.
+func (p Page) markRepeats() Page {
+	seen := map[string]int{} // name → the list of its first link, -1 for none
+	lines := slices.Clone(p.Lines)
+	for i, l := range lines {
+		if l.Element == nil || l.Element.Role != "link" || l.Element.Name == "" {
+			continue
+		}
+		name := strings.ToLower(l.Element.Name)
+		list := -1
+		if l.Item != 0 {
+			list = l.List
+		}
+		first, ok := seen[name]
+		switch {
+		case !ok:
+			seen[name] = list
+		case first != list || list == -1:
+			lines[i].Repeat = true
+		}
+	}
+	// One repeated link costs less than the note that would fold it: only
+	// runs of them (a footer's column) are folded first.
+	for i := 0; i < len(lines); {
+		if !lines[i].Repeat {
+			i++
+			continue
+		}
+		j, links := i, 0
+		for j < len(lines) && (lines[j].Repeat || lines[j].Element == nil && !lines[j].Note) {
+			if lines[j].Repeat {
+				links++
+			}
+			j++
+		}
+		if links < minRepeatRun {
+			for k := i; k < j; k++ {
+				lines[k].Repeat = false
+			}
+		}
+		i = j
+	}
+	p.Lines = lines
+	return p
+}
+
+// minRepeatRun is the fewest repeated links folded as one.
+const minRepeatRun = 3
 
 // distance is how far a line is from the viewport, 0 inside it.
 func (p Page) distance(l Line) float64 {
@@ -51,6 +103,9 @@ func (p Page) distance(l Line) float64 {
 	return 0
 }
 
+// never ranks a line no cap makes room for.
+const never = math.MaxFloat64
+
 // unit is a run of lines cut or kept together: a list's item, or one line.
 type unit struct {
 	from, to int // lines[from:to]
@@ -60,20 +115,22 @@ type unit struct {
 // cut keeps the units of lowest rank that fit within max, in document
 // order, and writes a note for each run of units it left out.
 // rank is given each line with its place in p.Lines; a note already on
-// the page is kept whatever its rank.
+// the page is kept whatever its rank, a line ranked never is not.
 func (p Page) cut(max int, count func(string) int, rank func(int, Line) float64, note func([]Line) string) Page {
 	if count == nil {
 		count = quarterChars
 	}
-	if count(p.Render()) <= max {
+	units := p.units(rank)
+	var order []int
+	for i, u := range units {
+		if u.rank != never {
+			order = append(order, i)
+		}
+	}
+	if len(order) == len(units) && count(p.Render()) <= max {
 		return p
 	}
 	p = p.clipLines()
-	units := p.units(rank)
-	order := make([]int, len(units))
-	for i := range order {
-		order[i] = i
-	}
 	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(units[a].rank, units[b].rank) })
 	keep := func(n int) Page {
 		kept := make([]bool, len(units))
@@ -103,7 +160,7 @@ func (p Page) cut(max int, count func(string) int, rank func(int, Line) float64,
 		}
 		return q
 	}
-	lo, hi := 0, len(units)
+	lo, hi := 0, len(order)
 	for lo < hi {
 		mid := (lo + hi + 1) / 2
 		if count(keep(mid).Render()) <= max {
@@ -207,10 +264,13 @@ func (p Page) whereNote(run []Line) string {
 	if items := listItems(run); items > 0 {
 		what = plural.Of(items, "more item/more items") + " like these (" + plural.Of(c.elements, "element") + ")"
 	}
+	// A run that goes on past the viewport's bottom, none of it above the
+	// viewport, is reached by scrolling down; the other way round, up.
+	first, last := run[0], run[len(run)-1]
 	switch top, bottom := p.Viewport[0], p.Viewport[1]; {
-	case bottom > top && run[0].Top >= bottom-1:
+	case bottom > top && last.Bottom > bottom && first.Top >= top:
 		return what + " below: scroll down"
-	case bottom > top && run[len(run)-1].Bottom <= top+1:
+	case bottom > top && first.Top < top && last.Bottom <= bottom:
 		return what + " above: scroll up"
 	}
 	return what + " left out"

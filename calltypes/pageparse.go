@@ -71,7 +71,7 @@ func parseLine(s string) (Line, error) {
 		if strings.TrimSpace(rest) == "" {
 			return Line{}, errors.New("a note says nothing")
 		}
-		l.Note, l.Text = true, rest
+		l.Note, l.Text = true, oneLine(rest)
 		return l, nil
 	}
 	if n := headingLevel(s); n > 0 {

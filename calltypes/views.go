@@ -151,56 +151,43 @@ func (p Page) changes(before Page) Page {
 
 // cutChanges keeps the acted element and the lines around it, then the
 // changed lines nearest it, within max. The other lines, neither changed
-// nor by the element, are not worth a token whatever the cap: each run of
-// them is one note.
+// nor by the element, are not worth a token whatever the cap: they are
+// never kept, and a note counts each run of them.
 func (p Page) cutChanges(acted, max int, count func(string) int) Page {
 	at := slices.IndexFunc(p.Lines, func(l Line) bool { return l.Element != nil && l.Element.Index == acted })
-	worth := func(i int, l Line) (float64, bool) {
+	rank := func(i int, l Line) float64 {
 		d := math.Abs(float64(i - at))
 		switch {
 		case l.Note:
-			return 0, false
+			return 0
 		case at >= 0 && d <= aroundAction:
-			return d, true
+			return d
 		case l.Changed && at >= 0:
-			return aroundAction + d, true
+			return aroundAction + d
 		case l.Changed:
-			return aroundAction + p.distance(l), true
+			return aroundAction + p.distance(l)
 		}
-		return 0, false
+		return never
 	}
-	q := p
-	q.Lines = nil
-	var ranks []float64
-	var asBefore []int // per line of q: the unchanged lines its note stands for
-	for i, l := range p.Lines {
-		if r, ok := worth(i, l); ok {
-			q.Lines, ranks, asBefore = append(q.Lines, l), append(ranks, r), append(asBefore, 0)
-			continue
-		}
-		if n := len(asBefore); n > 0 && asBefore[n-1] > 0 {
-			asBefore[n-1]++
-			continue
-		}
-		q.Lines, ranks, asBefore = append(q.Lines, Line{Note: true, Top: l.Top, Bottom: l.Bottom}), append(ranks, 0), append(asBefore, 1)
-	}
-	for i, n := range asBefore {
-		if n > 0 {
-			q.Lines[i].Text = plural.Of(n, "line") + " as before"
-		}
-	}
-	if !slices.ContainsFunc(q.Lines, func(l Line) bool { return !l.Note }) {
+	if !slices.ContainsFunc(p.Lines, func(l Line) bool { return rank(0, l) != never || l.Changed }) && at < 0 {
+		q := p
 		q.Lines = []Line{{Note: true, Text: "nothing on the page changed"}}
-		ranks = []float64{0}
+		return q
 	}
-	return q.cut(max, count, func(i int, _ Line) float64 { return ranks[i] }, changesNote)
+	return p.cut(max, count, rank, changesNote)
 }
 
-// changesNote says what the changes view cut to fit its cap.
+// changesNote counts the lines the changes view left out: "12 lines as
+// before", or how many of them are new.
 func changesNote(run []Line) string {
-	c := countLines(run)
-	if c.changed > 0 {
-		return fmt.Sprintf("%s, %d of them new, left out", c, c.changed)
+	c := 0
+	for _, l := range run {
+		if l.Changed {
+			c++
+		}
 	}
-	return c.String() + " left out"
+	if c == 0 {
+		return plural.Of(len(run), "line") + " as before"
+	}
+	return fmt.Sprintf("%s, %d new, left out", plural.Of(len(run), "line"), c)
 }

@@ -14,7 +14,7 @@ import (
 const base = "deployments:\n  - {name: d, endpoint: \"https://d.openai.azure.com\", tpm: 10000, auth: {api_key_env: K}}\n"
 
 func TestParseReadsEveryPart(t *testing.T) {
-	f, _, err := config.Parse("headroom.yaml", []byte("margin: 0.9\ninteractive_floor: 0\n"+base+"calltypes:\n  yes-no: {max_tokens: 48}\n"))
+	f, _, err := config.Parse("headroom.yaml", []byte("margin: 0.9\ninteractive_floor: 0\n"+base+"calltypes:\n  yes-no: {max_tokens: 48}\n  click-pick: {page_tokens: 1500}\n  planning: {view: words}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,6 +28,12 @@ func TestParseReadsEveryPart(t *testing.T) {
 	if yn, _ := types.Lookup(calltypes.YesNo); yn.MaxTokens != 48 {
 		t.Errorf("yes-no cap %d, want 48", yn.MaxTokens)
 	}
+	if cp, _ := types.Lookup(calltypes.ClickPick); cp.PageTokens != 1500 || cp.View != calltypes.ViewPage {
+		t.Errorf("click-pick page %d tokens, view %s; want 1500, page", cp.PageTokens, cp.View)
+	}
+	if pl, _ := types.Lookup(calltypes.Planning); pl.View != calltypes.ViewWords {
+		t.Errorf("planning view %s, want words", pl.View)
+	}
 }
 
 func TestErrorsNameFileLineAndField(t *testing.T) {
@@ -37,6 +43,8 @@ func TestErrorsNameFileLineAndField(t *testing.T) {
 		"margin: 7\n" + base:                                      `headroom.yaml:1: margin: 7 is not a share`,
 		base + "calltypes:\n  extract-tabel: {max_tokens: 100}\n": `headroom.yaml:4: calltypes.extract-tabel: `,
 		base + "calltypes:\n  yes-no: {max_tokens: 999999}\n":     `headroom.yaml:4: calltypes.yes-no: `,
+		base + "calltypes:\n  yes-no: {view: pixels}\n":           `headroom.yaml:4: calltypes.yes-no: calltypes: yes-no: view "pixels" is unknown`,
+		base + "calltypes:\n  yes-no: {page_tokens: 20}\n":        `headroom.yaml:4: calltypes.yes-no: calltypes: yes-no: page_tokens 20 leaves no room`,
 		base + "redact: [x-tenant, \"--\"]\n":                     `headroom.yaml:3: redact[1]: "--" is not a name`,
 	} {
 		f, _, err := config.Parse("headroom.yaml", []byte(src))

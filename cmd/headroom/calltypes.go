@@ -46,6 +46,8 @@ func runCalltypes(fs *pflag.FlagSet) runner {
 			Priority        calltypes.Priority `json:"priority"`
 			ReasoningEffort string             `json:"reasoning_effort,omitempty"`
 			Fallback        string             `json:"fallback,omitempty"` // the pool that serves what the default cannot
+			View            calltypes.View     `json:"view"`               // what its calls read of the page
+			PageTokens      int                `json:"page_tokens"`        // the page's cap
 			Source          string             `json:"source"`             // built-in or config
 		}
 		rows := []row{} // an empty registry prints [], not null
@@ -54,15 +56,15 @@ func runCalltypes(fs *pflag.FlagSet) runner {
 			if builtin[t.Name] {
 				src = "built-in"
 			}
-			rows = append(rows, row{t.Name, t.MaxTokens, t.N, t.Priority, t.ReasoningEffort, cmp.Or(t.Fallback, fallback), src})
+			rows = append(rows, row{t.Name, t.MaxTokens, t.N, t.Priority, t.ReasoningEffort, cmp.Or(t.Fallback, fallback), t.View, t.PageTokens, src})
 		}
 		if *asJSON {
 			return printJSON(stdout, rows)
 		}
 		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-		fprintf(tw, "NAME\tMAX_TOKENS\tN\tPRIORITY\tREASONING\tFALLBACK\tFROM\n")
+		fprintf(tw, "NAME\tMAX_TOKENS\tN\tPRIORITY\tREASONING\tFALLBACK\tVIEW\tPAGE_TOKENS\tFROM\n")
 		for _, r := range rows {
-			fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%s\t%s\n", r.Name, r.MaxTokens, r.N, r.Priority, cmp.Or(r.ReasoningEffort, "-"), cmp.Or(r.Fallback, "-"), r.Source)
+			fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%s\t%s\t%d\t%s\n", r.Name, r.MaxTokens, r.N, r.Priority, cmp.Or(r.ReasoningEffort, "-"), cmp.Or(r.Fallback, "-"), r.View, r.PageTokens, r.Source)
 		}
 		if err := tw.Flush(); err != nil {
 			return exitFailed

@@ -18,6 +18,10 @@ func check(in calltypes.CheckInput) calltypes.Verdict {
 		if step != "" && !did(step, *in.LastAction, readGoal(in.Goal).targets()) {
 			return calltypes.Verdict{Answer: false, Reason: fmt.Sprintf("%q is still to do", cutText(step, 40))}
 		}
+		// Typed or chosen and not sent: a form is not done until it is.
+		if a := in.LastAction.Action; step != "" && (a.Kind == calltypes.ActType && !a.Submit || a.Kind == calltypes.ActSelect) {
+			return calltypes.Verdict{Answer: false, Reason: "the form is still to be sent"}
+		}
 		// It was done, and the page changed where it was: the change is
 		// the evidence, unless it says no.
 		if line, ok := changedNear(in.Page, in.LastAction.Action.Index); ok && step != "" {
@@ -39,7 +43,7 @@ func check(in calltypes.CheckInput) calltypes.Verdict {
 	own := quotes(in.Question)
 	src := own
 	if len(own) == 0 {
-		src = quotes(in.Goal)
+		src = shownQuotes(readGoal(in.Goal))
 		if in.LastAction != nil && in.LastAction.Action.Text != "" {
 			src = append(src, quoted{text: in.LastAction.Action.Text})
 		}

@@ -237,17 +237,32 @@ func assign(els []calltypes.Element, g goalInfo, goal string, typed map[int]stri
 		}
 	}
 	// A password field shows dots, not what it holds: it holds what was
-	// typed into it, or, typed by someone else, the value the goal labels
-	// as a password.
+	// typed into it; typed by someone else, or written down as a mark
+	// that hides it, the value the goal labels as a password, or else the
+	// last one left when something was typed into it here.
 	for p, e := range els {
 		if !fillable(p) || !isPassword(e) || e.Value == "" {
 			continue
 		}
-		for i, v := range values {
-			if !used[i] && (typed[e.Index] == v.text || typed[e.Index] == "" && slices.ContainsFunc(v.label, func(w string) bool { return secretLabels[w] })) {
-				fills[p], used[i] = fill{text: v.text, ok: true, settled: true}, true
-				break
+		text, here := typed[e.Index]
+		at := slices.IndexFunc(values, func(v value) bool { return v.text == text })
+		if at < 0 || used[at] {
+			at = -1
+			for i, v := range values {
+				if !used[i] && slices.ContainsFunc(v.label, func(w string) bool { return secretLabels[w] }) {
+					at = i
+				}
 			}
+		}
+		if at < 0 && here {
+			for i := range values {
+				if !used[i] {
+					at = i
+				}
+			}
+		}
+		if at >= 0 {
+			fills[p], used[at] = fill{text: values[at].text, ok: true, settled: true}, true
 		}
 	}
 	for i, v := range values {
@@ -293,7 +308,7 @@ func assign(els []calltypes.Element, g goalInfo, goal string, typed map[int]stri
 	}
 	for p := range els {
 		if fillable(p) && isSelect(els[p]) {
-			opt := optionAfter(goal, names[p])
+			opt := optionLike(optionAfter(goal, names[p]), els[p].Options)
 			if opt == "" {
 				opt = optionNamed(goal, els[p].Options)
 			}
@@ -308,6 +323,22 @@ func assign(els []calltypes.Element, g goalInfo, goal string, typed map[int]stri
 		}
 	}
 	return fills
+}
+
+// optionLike is the option a word of the goal stands for: the one it
+// names, or starts; "" when it names none. With no options known, the
+// word itself.
+func optionLike(word string, options []string) string {
+	if word == "" || len(options) == 0 {
+		return word
+	}
+	w := phrase(word)
+	for _, o := range options {
+		if p := phrase(o); p == w || strings.HasPrefix(p, w+" ") {
+			return o
+		}
+	}
+	return ""
 }
 
 // optionNamed is the longest of a dropdown's options that the goal names,
@@ -361,8 +392,8 @@ func optionAfter(goal string, names []string) string {
 	f := strings.Fields(cutText(goal, 2000))
 	trim := func(s string) string { return strings.TrimFunc(s, func(r rune) bool { return !isWordRune(r) }) }
 	for i, w := range f {
-		if !slices.Contains(names, stem(strings.ToLower(trim(w)))) {
-			continue
+		if !slices.Contains(names, stem(strings.ToLower(trim(w)))) || strings.ContainsAny(w[len(w)-1:], ",;:.!?") {
+			continue // the clause ends at the name: no option after it
 		}
 		for _, next := range f[i+1:] {
 			t := trim(next)

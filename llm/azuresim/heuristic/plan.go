@@ -76,8 +76,8 @@ func hasPrefixFold(s, prefix string) bool {
 }
 
 func startsWithVerb(s string) bool {
-	f := strings.Fields(cutText(s, 40))
-	return len(f) > 0 && actionWords[strings.ToLower(f[0])]
+	f := terms(cutText(s, 40))
+	return len(f) > 0 && actionWords[f[0]]
 }
 
 // cleanStep trims a piece of a goal to a step: no leading "then" or "and",
@@ -161,8 +161,10 @@ func did(step string, t calltypes.Taken, targets []string) bool {
 		switch k := t.Action.Kind; {
 		case linkWords[verb]: // "open the first one": a result, a link
 			return hasPrefixFold(t.Element, "link")
-		case clickWords[verb], sendWords[verb]:
+		case clickWords[verb]:
 			return k == calltypes.ActClick
+		case sendWords[verb]: // "save": a button, not a box ticked on the way
+			return k == calltypes.ActClick && (acted[verb] || hasPrefixFold(t.Element, "button"))
 		case chooseWords[verb] && k == calltypes.ActSelect, typeWords[verb] && k == calltypes.ActType:
 			return true
 		}

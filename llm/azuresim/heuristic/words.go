@@ -246,7 +246,7 @@ func searchPhrase(goal string) string {
 				}
 			}
 			t = strings.TrimRight(t, ".:")
-			if len(keywords(t)) > 0 {
+			if len(content(keywords(t))) > 0 { // "search box" names a field, not a search
 				return cutText(t, 80)
 			}
 		}
