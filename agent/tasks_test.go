@@ -45,6 +45,9 @@ var taskWants = map[string]struct {
 	"feed-suppliers":         {[]agent.Status{agent.Succeeded}, `Three new oak suppliers`, `^click \[\d+\] on button "Load more"$`},
 	"feed-members":           {[]agent.Status{agent.Succeeded}, `12 members, 3 online`, ``},
 	"catalogue-walnut-count": {[]agent.Status{agent.Succeeded}, `(^|[^0-9])4 pieces`, `^click \[\d+\] on checkbox "Walnut"$`},
+	// On the page of realistic size the cap binds; the price is the
+	// lowest of the sixteen jackets the filter shows.
+	"store-cheapest-waterproof": {[]agent.Status{agent.Succeeded}, `Ridgeline Isbre softshell jacket 66\.95 EUR`, `^click \[\d+\] on checkbox "Waterproof"$`},
 	// The answer names the first walnut piece, the one added.
 	"catalogue-walnut-cart": {[]agent.Status{agent.Succeeded}, `^Walnut dresser .*330 EUR Added$`, `^click \[\d+\] on button "Add to cart" in "Walnut dresser"$`},
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"net/url"
 	"strings"
 	"time"
@@ -145,32 +144,36 @@ func (p *Page) pointAt(ctx context.Context, id cdp.BackendNodeID) (float64, floa
 		y += quad[i+1]
 	}
 	x, y = x/4, y/4
-	hit, err := chromedp.Call(ctx, dom.GetNodeForLocation, dom.GetNodeForLocationParams{
-		X: int64(math.Round(x)), Y: int64(math.Round(y)), IncludeUserAgentShadowDOM: new(false), IgnorePointerEventsNone: new(false),
-	})
-	if err != nil {
-		return x, y, nil // nothing to compare with: click anyway
+	what, err := callOn[string](ctx, id, coverJS, x, y)
+	if err != nil || what == "" {
+		return x, y, nil // nothing on top, or nothing to tell: click
 	}
-	if hit.BackendNodeID == id {
-		return x, y, nil
-	}
-	hitObj, err := objectOf(ctx, hit.BackendNodeID)
-	if err != nil {
-		return x, y, nil
-	}
-	// The click reaches the element if the hit is inside it (a label's
-	// text, an icon in a button), or is a label for it.
-	inside, err := callOn[bool](ctx, id, `function(h) {
-  for (let n = h; n; n = n.parentNode || n.host) if (n === this) return true;
-  const l = h.closest ? h.closest('label') : null;
-  return !!(l && l.control === this);
-}`, hitObj)
-	if err != nil || inside {
-		return x, y, nil
-	}
-	what, _ := callOn[string](ctx, hit.BackendNodeID, describeJS)
 	return 0, 0, fail("", "", ErrCovered, "%s is on top of it at (%.0f, %.0f)", what, x, y)
 }
+
+// coverJS names the element a click at (x, y), in the top viewport's
+// coordinates, would reach instead of this one: "" when it reaches this
+// one (or what is inside it, an icon in a button, or a label for it). It
+// asks the element's own document, past the frames it is in and into
+// open shadow roots, as the click itself will be.
+const coverJS = `function(x, y) {
+  const doc = this.ownerDocument;
+  for (let w = doc.defaultView; w && w.frameElement; w = w.parent) {
+    const f = w.frameElement, r = f.getBoundingClientRect();
+    x -= r.left + f.clientLeft; y -= r.top + f.clientTop;
+  }
+  let h = doc.elementFromPoint(x, y);
+  while (h && h.shadowRoot) {
+    const inner = h.shadowRoot.elementFromPoint(x, y);
+    if (!inner || inner === h) break;
+    h = inner;
+  }
+  if (!h) return '';
+  for (let n = h; n; n = n.parentNode || n.host) if (n === this) return '';
+  const l = h.closest ? h.closest('label') : null;
+  if (l && l.control === this) return '';
+  return (` + describeJS + `).call(h);
+}`
 
 // Type puts text into a text field (replacing what it held), and presses
 // Enter after it when submit is set.

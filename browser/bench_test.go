@@ -32,6 +32,8 @@ func BenchmarkObserve(b *testing.B) {
 		{"feed", "feed", 2},
 		{"catalogue", "catalogue", 0},
 		{"catalogue-filtered", "catalogue", 1},
+		{"store", "store", 0},
+		{"store-filtered", "store", 1},
 	}
 	for _, pg := range pages {
 		b.Run(pg.name, func(b *testing.B) {

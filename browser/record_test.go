@@ -19,6 +19,7 @@ var sites = []struct{ name, path string }{
 	{"form", "/form/index.html"},
 	{"feed", "/feed/index.html"},
 	{"catalogue", "/catalogue/index.html"},
+	{"store", "/store/index.html"},
 }
 
 func steps(t testing.TB, name string) []Step {

@@ -18,8 +18,9 @@ func check(in calltypes.CheckInput) calltypes.Verdict {
 		if step != "" && !did(step, *in.LastAction, readGoal(in.Goal).targets()) {
 			return calltypes.Verdict{Answer: false, Reason: fmt.Sprintf("%q is still to do", cutText(step, 40))}
 		}
-		// Typed or chosen and not sent: a form is not done until it is.
-		if a := in.LastAction.Action; step != "" && (a.Kind == calltypes.ActType && !a.Submit || a.Kind == calltypes.ActSelect) {
+		// Typed and not sent: a form is not done until it is. (A choice
+		// in a drop-down often is the deed: a sort, a filter.)
+		if a := in.LastAction.Action; step != "" && a.Kind == calltypes.ActType && !a.Submit {
 			return calltypes.Verdict{Answer: false, Reason: "the form is still to be sent"}
 		}
 		// It was done, and the page changed where it was: the change is
@@ -35,7 +36,7 @@ func check(in calltypes.CheckInput) calltypes.Verdict {
 	for _, e := range in.Page.Elements() {
 		parts = append(parts, e.Name, e.Placeholder, e.Value)
 	}
-	hay := newHaystack(parts...)
+	hay := evidence(parts...)
 
 	// Values the question quotes decide alone, and must all be there.
 	// Otherwise enough of the goal's and the last action's must be, and
@@ -83,6 +84,9 @@ func check(in calltypes.CheckInput) calltypes.Verdict {
 	}
 	var found, missing []string
 	for _, w := range kw {
+		if qualifierWords[w] {
+			continue
+		}
 		if hay.words[w] {
 			found = append(found, w)
 		} else {

@@ -590,6 +590,23 @@ func pick(in calltypes.PickInput) calltypes.Action {
 	return calltypes.Action{Kind: calltypes.ActScroll, Index: -1, Text: "down", Reason: "nothing in view matches the goal"}
 }
 
+// evidence is the page as what a goal looks for on it: its words, and
+// "price" and "cost" where it states an amount of money, which a page
+// seldom calls so.
+func evidence(texts ...string) haystack {
+	h := newHaystack(texts...)
+	for _, t := range texts {
+		if money.MatchString(t) {
+			h.words["price"], h.words["cost"] = true, true
+		}
+	}
+	return h
+}
+
+// qualifierWords pick among what a page shows ("the cheapest"); no page
+// says them of itself.
+var qualifierWords = wordSet(`cheapest lowest least smallest minimum dearest priciest highest largest maximum expensive best worst newest oldest latest`)
+
 // shownWords are what the page says in its own words: its text and its
 // elements' names, not what its fields hold, which may be what was typed.
 func shownWords(p calltypes.Page) string {
@@ -640,7 +657,7 @@ func finished(pg calltypes.Page, g goalInfo, goal string, acted bool, last callt
 	if step := lastDeed(goal); step != "" && !did(step, last, g.targets()) {
 		return "", false
 	}
-	hay := newHaystack(pg.Title, shownWords(pg))
+	hay := evidence(pg.Title, shownWords(pg))
 	why := ""
 	if quoted := shownQuotes(g); len(quoted) > 0 {
 		var shown []string
@@ -661,7 +678,7 @@ func finished(pg calltypes.Page, g goalInfo, goal string, acted bool, last callt
 	if why == "" && len(g.content) > 0 {
 		all := true
 		for _, w := range g.content {
-			all = all && hay.words[w]
+			all = all && (hay.words[w] || qualifierWords[w])
 		}
 		if all {
 			why = "the page shows every key word of the goal"

@@ -108,6 +108,8 @@ func lastDeed(goal string) string {
 	for i := len(steps) - 1; i >= 0; i-- {
 		switch f := terms(steps[i]); {
 		case len(f) == 0:
+		case len(f) > 1 && f[0] == "show" && (f[1] == "only" || f[1] == "just"):
+			return steps[i] // "show only walnut": a filter to set, not a thing to read
 		case askWords[f[0]]:
 			continue
 		case actionWords[f[0]]:
