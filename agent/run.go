@@ -48,10 +48,9 @@ const (
 	stallSteps  = 3  // steps without effect in a row before planning again
 )
 
-// Questions the yes-no check asks.
-const (
-	askGoalMet = "Does the page now show that the goal is met?"
-)
+// GoalQuestion is what the yes-no check asks after an action, and when
+// the model says it is done.
+const GoalQuestion = "Is the goal met, by what the page shows?"
 
 // Run takes the task on the page: the scripted steps as written, and for
 // each sub-goal (the goal itself when there are none) a plan, then steps
@@ -320,7 +319,7 @@ func (r *runner) check(ctx context.Context, goal string, last *calltypes.Taken, 
 	if last != nil {
 		acted = last.Action.Index
 	}
-	in := calltypes.CheckInput{Question: askGoalMet, Goal: goal, LastAction: last, Page: r.view(calltypes.YesNo, snap, before, acted)}
+	in := calltypes.CheckInput{Question: GoalQuestion, Goal: goal, LastAction: last, Page: r.view(calltypes.YesNo, snap, before, acted)}
 	return call(ctx, r, calltypes.CheckCall, in)
 }
 

@@ -76,7 +76,7 @@ const (
 )
 
 // pageLines tells a model how to read a page in the page or changes view.
-const pageLines = `The page is its url and title, then its lines in reading order: "#" starts a heading; [index] role "name" is an element, with what it holds (type, value, placeholder, options, checked, disabled); the page's words stand between the elements they belong to. A line starting with "…" says what was left out there and how to reach it.`
+const pageLines = `The page is its url, title and lines in reading order: "#" a heading, [index] role "name" an element and what it holds, "…" what was left out and how to reach it.`
 
 // builtins are the four types every agent step uses. All run at
 // temperature 0 (the zero value) on chat models: the same page gets the
@@ -95,10 +95,9 @@ func builtins() []Type {
 			Priority:        Interactive,
 			View:            ViewPage,
 			PageTokens:      planningPage,
-			System: fmt.Sprintf(`You plan how a browser agent will reach a goal on a website.
-The user message gives the goal, what was tried so far when the agent plans again (history), and the page the agent is on.
+			System: fmt.Sprintf(`You plan how a browser agent will reach a goal on a website; history is what was tried, when planning again.
 %s
-Reply with 1 to %d steps in the order the agent should take them. Each step is one short instruction of at most %d characters, naming what to click, type or read; do not number them. Plan only what the pages can do, and end with the step that yields what the goal asks for.`,
+Reply with 1 to %d steps, in order, each one instruction of at most %d characters naming what to click, type or read; no numbers. Plan only what the pages can do; end with the step that yields what the goal asks.`,
 				pageLines, maxPlanSteps, maxStepChars),
 			Schema: object(map[string]any{
 				"steps": map[string]any{
@@ -119,17 +118,10 @@ Reply with 1 to %d steps in the order the agent should take them. Each step is o
 			Priority:        Interactive,
 			View:            ViewPage,
 			PageTokens:      clickPickPage,
-			System: fmt.Sprintf(`You choose a browser agent's next action toward a goal.
-The user message gives the goal, the plan and its current step (counted from 0), notes on older steps, the last steps taken (history, each written as: action [index] "text" on the element → what happened) and the page.
+			System: fmt.Sprintf(`You choose a browser agent's next action toward its goal; step is the plan's current one, from 0.
 %s
-Reply with one action:
-- click: index is the element to click (a link, a button, a checkbox, or a field to focus).
-- type: index is the field, text is what to type into it; submit is true to press Enter after it (a search box), false otherwise.
-- select: index is the drop-down, text is one of its options.
-- scroll: text is "up" or "down"; or index is an element to bring into view, with text empty.
-- navigate: text is the full URL to open.
-- done: the goal is met, or cannot be met on this site; reason says which.
-Use only indexes of the page's elements; index is -1 when the action has no element. text is at most %d characters and empty when the action needs none. reason says in at most %d characters why this action moves toward the goal.`,
+Actions: click an element (a link, button, checkbox, a field to focus); type text into a field (submit presses Enter, as a search wants); select one of a drop-down's options as text; scroll text "up" or "down", or to an element; navigate to the URL in text; done when the goal is met or cannot be met here (reason says which).
+index is -1 for no element; text at most %d characters, empty when not needed; reason at most %d.`,
 				pageLines, maxPickTextChars, maxPickReason),
 			Schema: object(map[string]any{
 				"action": map[string]any{
@@ -165,10 +157,9 @@ Use only indexes of the page's elements; index is -1 when the action has no elem
 			Priority:        Interactive,
 			View:            ViewChanges,
 			PageTokens:      yesNoPage,
-			System: fmt.Sprintf(`You check a browser agent's progress.
-The user message gives a question (did the last action achieve what it meant to, or is the goal met), the goal, the last action (last_action) and the page as it is now: after an action on the same page, the lines it changed, each marked "+ ", and the lines around the element it acted on; else the page's words.
+			System: fmt.Sprintf(`You check a browser agent's progress. After an action on the same page, the page is what it changed ("+ ") and the lines around its element; else its words.
 %s
-Answer true only if the page shows it, false otherwise. reason gives the evidence from the page in at most %d characters.`,
+Answer true only if the page shows it; reason: the evidence, at most %d characters.`,
 				pageLines, maxVerdictReason),
 			Schema: object(map[string]any{
 				"answer": map[string]any{"type": "boolean"},
@@ -189,9 +180,8 @@ Answer true only if the page shows it, false otherwise. reason gives the evidenc
 			Priority:        Interactive,
 			View:            ViewWords,
 			PageTokens:      summarizePage,
-			System: fmt.Sprintf(`You write the final answer of a browser task.
-The user message gives the goal, notes from earlier steps (oldest first), the last steps taken (history) and the page the task ended on: its url and title, then its words in reading order, a line each, an item of a list on one line ("#" starts a heading; a line starting with "…" says what was left out).
-Answer what the goal asks, using only the page, the notes and the steps; give the values it asks for exactly as they appear: the price, the count, the name, not the text around them. A goal that asks for nothing but a deed is answered with what the page now shows of it. If the answer is not there, say so and say what was found instead. At most %d characters, no preamble.`,
+			System: fmt.Sprintf(`You write the final answer of a browser task from the goal, the notes, the last steps (history) and the page it ended on: its url, title and words in reading order, a list's item a line ("…" says what was left out).
+Answer what the goal asks, its values exactly as they appear: the price, the count, the name, not the text around them; for a deed, what the page shows of it. If the answer is not there, say so and what was found. At most %d characters, no preamble.`,
 				maxSummaryAnswer),
 			Schema: object(map[string]any{
 				"answer": map[string]any{

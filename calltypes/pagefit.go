@@ -35,7 +35,7 @@ func (p Page) Fit(max int, count func(string) int) Page {
 		}
 		return p.distance(l)
 	}
-	return p.cut(max, count, rank, p.whereNote)
+	return p.cut(max, count, rank, p.whereNote, true)
 }
 
 // markRepeats marks each link whose name an earlier link outside its own
@@ -116,7 +116,8 @@ type unit struct {
 // order, and writes a note for each run of units it left out.
 // rank is given each line with its place in p.Lines; a note already on
 // the page is kept whatever its rank, a line ranked never is not.
-func (p Page) cut(max int, count func(string) int, rank func(int, Line) float64, note func([]Line) string) Page {
+// byList splits a run left out at the lists it holds, a note each.
+func (p Page) cut(max int, count func(string) int, rank func(int, Line) float64, note func([]Line) string, byList bool) Page {
 	if count == nil {
 		count = quarterChars
 	}
@@ -153,7 +154,11 @@ func (p Page) cut(max int, count func(string) int, rank func(int, Line) float64,
 			for j < len(units) && !kept[j] {
 				j++
 			}
-			for _, run := range segments(p.Lines[units[i].from:units[j-1].to], shown) {
+			runs := [][]Line{p.Lines[units[i].from:units[j-1].to]}
+			if byList {
+				runs = segments(runs[0], shown)
+			}
+			for _, run := range runs {
 				q.Lines = append(q.Lines, Line{Note: true, Text: note(run), Top: run[0].Top, Bottom: run[len(run)-1].Bottom})
 			}
 			i = j

@@ -37,7 +37,7 @@ var Views = []View{ViewPage, ViewChanges, ViewWords}
 
 // aroundAction is how many lines on either side of the acted element the
 // changes view keeps.
-const aroundAction = 3
+const aroundAction = 2
 
 // Look is the page in view v, cut to at most max tokens as count
 // measures it (see Fit). now is the page as it is; before is the
@@ -174,7 +174,7 @@ func (p Page) cutChanges(acted, max int, count func(string) int) Page {
 		q.Lines = []Line{{Note: true, Text: "nothing on the page changed"}}
 		return q
 	}
-	return p.cut(max, count, rank, changesNote)
+	return p.cut(max, count, rank, changesNote, false)
 }
 
 // changesNote counts the lines the changes view left out: "12 lines as

@@ -19,8 +19,8 @@ func TestCalltypesJSON(t *testing.T) {
 	}
 	caps := map[string]float64{}
 	for _, r := range rows {
-		if len(r) != 6 || r["n"] != 1.0 || r["priority"] != "interactive" || r["source"] != "built-in" || r["reasoning_effort"] == "" {
-			t.Errorf("row %v: want name, max_tokens, n 1, priority interactive, an effort, built-in", r)
+		if len(r) != 8 || r["n"] != 1.0 || r["priority"] != "interactive" || r["source"] != "built-in" || r["reasoning_effort"] == "" || r["view"] == "" || r["page_tokens"] == 0.0 {
+			t.Errorf("row %v: want name, max_tokens, n 1, priority interactive, an effort, a view and its page cap, built-in", r)
 		}
 		caps[r["name"].(string)] = r["max_tokens"].(float64)
 	}
@@ -43,7 +43,7 @@ func TestCalltypesTable(t *testing.T) {
 	if len(lines) != 5 || !strings.HasPrefix(lines[0], "NAME") {
 		t.Fatalf("want a header and four rows:\n%s", out.String())
 	}
-	if f := strings.Fields(lines[2]); len(f) != 7 || f[0] != "click-pick" || f[2] != "1" || f[3] != "interactive" || f[4] != "minimal" || f[5] != "-" || f[6] != "built-in" {
+	if f := strings.Fields(lines[2]); len(f) != 9 || f[0] != "click-pick" || f[2] != "1" || f[3] != "interactive" || f[4] != "minimal" || f[5] != "-" || f[6] != "page" || f[7] != "2000" || f[8] != "built-in" {
 		t.Errorf("click-pick row: %q", lines[2])
 	}
 }

@@ -69,7 +69,7 @@ func commands() []command {
 		{use: "call TYPE", summary: "run one call of a call type and print its record", args: exactArgs("TYPE"), flags: runCall, complete: completeCallTypes,
 			example: "  headroom call yes-no --input calltypes/examples/yes-no.json"},
 		{use: "budget", summary: "the fleet's budget: plan, doctor, top, calibrate", subs: budgetCommands()},
-		{use: "bench", summary: "measure: store, burst, fleet, coldstart, caps, agents", subs: benchCommands()},
+		{use: "bench", summary: "measure: store, burst, fleet, coldstart, caps, pageview, agents", subs: benchCommands()},
 		{use: "demo", summary: "run the offline demo against the embedded simulator", args: noArgs, flags: runDemo},
 		{use: "version", summary: "print the version", args: noArgs, flags: runVersion},
 	}
@@ -91,6 +91,7 @@ func benchCommands() []command {
 		{use: "fleet", summary: "a cold-start fleet of processes sharing Redis, routing strategies side by side", args: noArgs, flags: benchFleet},
 		{use: "coldstart", summary: "many headroom call processes at once against sliding request windows, fixed and learned pacing", args: noArgs, flags: benchColdstart},
 		{use: "caps", summary: "each call type's charge with its own cap and with a flat 4,096", args: noArgs, flags: benchCaps},
+		{use: "pageview", summary: "the page a model reads, the JSON page of before against each call type's view, per page and per task step", args: noArgs, flags: benchPageview},
 		{use: "agents", summary: "real agents (headroom run, Chromium) sharing one Redis budget, against per-process budgets", args: noArgs, flags: benchAgents},
 		{use: "fleet-worker", summary: "one process of bench fleet (its spec on standard input)", args: noArgs, flags: benchFleetWorker, hidden: true},
 		{use: "agents-worker", summary: "several agents of bench agents in one process", args: noArgs, flags: benchAgentsWorker, hidden: true},
