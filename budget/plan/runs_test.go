@@ -114,8 +114,11 @@ func TestRunsFlatCapFactor(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.Factor < 3 || p.Factor > 4 {
-		t.Errorf("factor %.2f between the flat cap's tokens an agent-minute and the caps'; want about 3.5", p.Factor)
+	// The smaller the pages a run's prompts carry, the more of a call's
+	// charge is its cap, and the more the flat cap wastes: 6.65 on these
+	// runs, whose prompts carry the compact view.
+	if p.Factor < 5 || p.Factor > 8 {
+		t.Errorf("factor %.2f between the flat cap's tokens an agent-minute and the caps'; want about 6.6", p.Factor)
 	}
 	if p.FlatCap.Agents == 0 || p.Agents < 3*p.FlatCap.Agents {
 		t.Errorf("%d agents with the caps, %d with a flat 4,096: want at least 3×", p.Agents, p.FlatCap.Agents)

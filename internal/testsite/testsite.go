@@ -1,7 +1,7 @@
-// Package testsite serves the small sites under testdata/pages — a shop
-// with search, results and product pages; a sign-up form with validation;
-// a feed that loads by fetch and XHR after load — with the little API
-// they call. Browser tests and the recordings in testdata/pages use it.
+// Package testsite serves the sites under testdata/pages — a shop with
+// search, results and product pages; a sign-up form with validation; a
+// feed that loads by fetch and XHR after load; a long catalogue; a store's
+// category page of realistic size — with the little API they call. Browser tests and the recordings in testdata/pages use it.
 package testsite
 
 import (
