@@ -1,10 +1,14 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/headroom-agent/headroom/calltypes"
+	"github.com/headroom-agent/headroom/llm/tokens"
 )
 
 // What is not a page to start on is bad usage, said before any browser
@@ -74,6 +78,44 @@ func TestBrowserFlagsRefuseWhatWouldWidenTheFence(t *testing.T) {
 			if code != exitUsage || !strings.Contains(errs, c.want) {
 				t.Errorf("%s %q: exit %d, stderr %q; want 2 and %q", cmd, c.args, code, errs, c.want)
 			}
+		}
+	}
+}
+
+// observe prints exactly what a pick sees, and another type's view on
+// --view; --json holds the snapshot's elements and blocks beside it.
+func TestObservePrintsWhatAPickSees(t *testing.T) {
+	har := filepath.Join("..", "..", "testdata", "pages", "catalogue.har")
+	code, out, errs := runArgs(t, "observe", "--har", har)
+	if code != exitOK {
+		t.Skipf("exit %d: %s", code, errs) // no browser here
+	}
+	if !strings.HasPrefix(out, "url: http://127.0.0.1:8391/catalogue/\ntitle: ") || !strings.Contains(out, `### [42] link "Walnut dresser"`+"\n(301) 330 EUR\n[43] button \"Add to cart\"") || !strings.Contains(out, `link "Imprint"`) {
+		t.Errorf("the pick's view:\n%s", out)
+	}
+	if _, err := calltypes.ParsePage(strings.TrimSuffix(out, "\n")); err != nil {
+		t.Errorf("what observe prints does not read as a page: %v", err)
+	}
+	code, words, _ := runArgs(t, "observe", "--har", har, "--view", "summarize")
+	if code != exitOK || strings.Contains(words, "[42]") || !strings.Contains(words, "Walnut dresser (301) 330 EUR Add to cart") {
+		t.Errorf("the summary's view: exit %d\n%s", code, words)
+	}
+	code, small, _ := runArgs(t, "observe", "--har", har, "--page-tokens", "300")
+	if code != exitOK || tokens.Count(small) > 301 || !strings.Contains(small, "below: scroll down") {
+		t.Errorf("capped at 300: exit %d, %d tokens\n%s", code, tokens.Count(small), small)
+	}
+	code, js, _ := runArgs(t, "observe", "--har", har, "--json")
+	var snap struct {
+		Elements []map[string]any `json:"elements"`
+		Blocks   []map[string]any `json:"blocks"`
+		View     string           `json:"view"`
+	}
+	if code != exitOK || json.Unmarshal([]byte(js), &snap) != nil || len(snap.Elements) != 118 || len(snap.Blocks) == 0 || snap.View+"\n" != out {
+		t.Errorf("--json: exit %d, %d elements, %d blocks, the view as printed: %v", code, len(snap.Elements), len(snap.Blocks), snap.View+"\n" == out)
+	}
+	for _, args := range [][]string{{"--view", "screenshot"}, {"--page-tokens", "20"}} {
+		if code, _, errs := runArgs(t, append([]string{"observe", "--har", har}, args...)...); code != exitUsage || !strings.Contains(errs, args[0]) {
+			t.Errorf("%v: exit %d, %s", args, code, errs)
 		}
 	}
 }
