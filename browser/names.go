@@ -1,6 +1,7 @@
 package browser
 
 import (
+	"slices"
 	"strings"
 	"unicode"
 )
@@ -36,7 +37,7 @@ func (w *walker) hintWords(attrs map[string]string) []string {
 	}
 	var out []string
 	for _, x := range words {
-		if !contains(out, x) {
+		if !slices.Contains(out, x) {
 			out = append(out, x)
 		}
 		if len(out) == 3 {
@@ -44,15 +45,6 @@ func (w *walker) hintWords(attrs map[string]string) []string {
 		}
 	}
 	return out
-}
-
-func contains(ss []string, s string) bool {
-	for _, x := range ss {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // authorWords are the meaningful words of a node's names for itself.
@@ -70,7 +62,7 @@ func authorWords(tag string, attrs map[string]string) []string {
 	var out []string
 	for _, s := range src {
 		for _, word := range splitName(s) {
-			if !genericName[word] && !contains(out, word) {
+			if !genericName[word] && !slices.Contains(out, word) {
 				out = append(out, word)
 			}
 		}

@@ -125,12 +125,3 @@ func callOn[T any](ctx context.Context, id cdp.BackendNodeID, fn string, args ..
 	}
 	return out, nil
 }
-
-// objectOf is the JavaScript object of a node, to pass to callOn.
-func objectOf(ctx context.Context, id cdp.BackendNodeID) (runtime.RemoteObjectID, error) {
-	obj, err := chromedp.Call(ctx, dom.ResolveNode, dom.ResolveNodeParams{BackendNodeID: id, ObjectGroup: "headroom"})
-	if err != nil {
-		return "", err
-	}
-	return obj.Object.ObjectID, nil
-}

@@ -225,10 +225,6 @@ func headingLevel(s string) int {
 	return n
 }
 
-// maxShownOptions is how many of a drop-down's options an element line
-// lists; the rest are counted.
-const maxShownOptions = 25
-
 // String writes the element as its line has it.
 func (e Element) String() string {
 	var b strings.Builder

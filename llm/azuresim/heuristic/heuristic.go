@@ -21,63 +21,83 @@ import (
 // the words of the goal against the page in the call's input, so the same
 // call always gets the same answer. That carries an agent through simple
 // recorded tasks (search and open a result, fill in a form) and little more.
+// It reads what a model reads: the page as calltypes.Page writes it, its
+// elements and the words among them, never a site's or a task's names.
 //
 // The call type is the json_schema name of the call's response_format:
 // "planning", "click-pick", "yes-no" or "summarize". The input is the last
-// user message, the type's input as JSON. The answer is always valid JSON
-// of the type's answer: a cautious one when the input cannot be read, and
-// with its prose shortened when that makes it fit the call's cap, since a
-// cut answer would not parse. Calls of any other type get the last user
-// message back, as from azuresim.Echo.
+// user message: the type's input written as sections (calltypes.Message),
+// or as JSON. The answer is always valid JSON of the type's answer: a
+// cautious one when the input cannot be read, and with its prose
+// shortened when that makes it fit the call's cap, since a cut answer
+// would not parse. Calls of any other type get the least answer their
+// schema allows.
 //
 // Key words are a text's words of three letters or more, less stop words,
 // lower-cased, with plain plurals folded ("results" is "result"). A goal's
 // last deed is its last plan step that does something on the page ("add
-// it to the cart"), past any that only read something off it ("report
-// the price"); an action did it when the element acted on (or the text
-// typed) shares a word with it besides the goal's targets, and is a click
-// when the step opens, clicks or presses (on a link when it names
-// nothing to open: "open the first one").
+// it to the cart", "show only walnut"), past any that only read something
+// off it ("report the price"); an action did it when the element acted on
+// (or the text typed) shares a word with it besides the goal's targets,
+// and is a click when the step opens, clicks or presses (on a link when it
+// names nothing to open: "open the first one"; on a button when it saves,
+// sends or confirms).
 //
 //   - planning splits the goal (or a plain-text message) at "then", commas,
 //     semicolons, sentence ends and "and" before a verb, never inside
 //     quotes, into one to five steps of at most 100 bytes.
-//   - click-pick scores each enabled element by the key words its name,
-//     placeholder, value, link path and type share with the goal and the
-//     current plan step. Text boxes and dropdowns the goal quotes a value
-//     for (matched by the word before the value, "email" in `email "a@b.c"`),
-//     or gives a "search for X" phrase for, score a point more and are
-//     filled top to bottom, ahead of any click while a field the goal
-//     names is empty; a search just typed is sent with the first button
-//     after its box. Buttons score half a point more once every such field
-//     holds its value, and links naming the goal's target a point more
-//     once a field holds it (the search was made); anything else is
-//     clicked. Ties go to the lower index, and the last action in the
+//   - click-pick reads a field with no name by the words beside it (a text
+//     box's before it, a checkbox's after it) and scores each enabled
+//     element by the key words its name, placeholder, value, link path and
+//     type share with the goal and the current plan step. Text boxes and
+//     dropdowns the goal quotes a value for (matched by the word before the
+//     value, "email" in `email "a@b.c"`, "password" in `the password "…"`),
+//     or gives a "search for X" phrase for, or names one of the options of
+//     ("choose express delivery"), and the checkboxes the goal names, score
+//     a point more and are filled (or checked) top to bottom, ahead of any
+//     click while one of them is still to do; a checked box is left as it
+//     is; a password field, which shows dots, holds what was typed into it.
+//     A search just typed is sent with the first button after its box.
+//     Buttons score half a point more once every such field holds its
+//     value, the first after the last field a quarter more (not one that
+//     cancels, resets or goes back), and links naming the goal's target a
+//     point more once a field holds it (the search was made); anything else
+//     is clicked. Ties go to the lower index, and the last action in the
 //     history is not repeated while another element matches. It answers
 //     done when the history holds a click, typing or selection but does
 //     not end in typing or selecting (a form still to send) nor short of
-//     the goal's last deed, and the page shows 60% of the goal's quoted
-//     values or all its key words, unless a link to the goal's target is
-//     still to be opened. With nothing matching, it
-//     follows a link that reads as leading on to more of the same ("next
-//     page", "older posts", "skip ahead"), else answers done after acting,
-//     else scrolls down once, then gives up. A step that went to another
-//     page does not count as the action to avoid repeating: the same index
-//     there is another element.
+//     the goal's last deed, no checkbox the goal names is unchecked, and
+//     the page's own words (not what its fields hold) show 60% of the
+//     goal's quoted values (less those labelled as passwords) or all its
+//     key words (an amount of money shows a price; "cheapest" is not
+//     looked for), unless a link to the goal's target is still to be
+//     opened. With nothing matching, it follows a link that reads as
+//     leading on to more of the same ("next page", "older posts", "skip
+//     ahead"), else answers done after acting, else scrolls down once,
+//     then gives up. A step that went to another page does not count as
+//     the action to avoid repeating: the same index there is another
+//     element.
 //   - yes-no answers false to a question about the goal, asked after an
-//     action, when that action did not do the goal's last deed. Otherwise
-//     it answers true when the page (title, text, element names and
-//     values) shows all the values the question quotes or, when it quotes
-//     none, 60% of those the goal and last action quote and 60% of the
-//     question's key words (the goal's when there is nothing else to look
-//     for).
-//   - summarize answers with the sentences of the page that share the
-//     most key words with the goal's last step when that step asks for
-//     something and other steps come before it ("…, then report the
-//     price"), and hold its first (what it asks for), else with the goal,
-//     up to about 400 bytes; a sentence with an amount of money counts as
-//     saying "price". The notes count only when the page has no such
-//     sentence, and the page title answers when neither has.
+//     action, when that action did not do the goal's last deed, or typed
+//     without sending; true when it did and the page marks a line as
+//     changed (the one nearest the acted element is the evidence), unless
+//     that line refuses ("incorrect", "required", … in words the goal does
+//     not use itself). Otherwise it answers true when the page (title,
+//     text, element names and values) shows all the values the question
+//     quotes or, when it quotes none, 60% of those the goal and last
+//     action quote and 60% of the question's key words (the goal's when
+//     there is nothing else to look for).
+//   - summarize answers what the goal asks (a question, or a last step
+//     that reads something off the page): the lines that hold its first
+//     word that means something ("price" in "report the price of …"),
+//     sharing most of its words; of several amounts, the one a superlative
+//     picks ("cheapest", "most expensive"); for "how many", the lines that
+//     count the thing asked about ("4 pieces"). A goal that only does
+//     something is answered with the line that shows what its last deed
+//     did, as the step's record says it (the item it was in, what the
+//     element now reads); else the lines sharing the goal's words. The
+//     notes count only when the page has no such line, and the page title
+//     answers when neither has.
 type Model struct{}
 
 // The built-in call types' names, as their schemas are named.
