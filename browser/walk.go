@@ -467,9 +467,12 @@ func (w *walker) finish(index int, o opened, v *docView, i int, tag string, attr
 		if tag == "input" && e.Type == "password" {
 			value = "" // a password's value is a secret, never a name
 		}
-		for _, c := range []string{attrs["aria-label"], attrs["title"], attrs["alt"], attrs["placeholder"], w.nameFromWords(o, own), value, attrs["name"]} {
-			if c = norm(c); c != "" {
-				e.Name = c
+		// The first that says something; its own words only then, since
+		// naming by them takes them off the page's lines.
+		words := func() string { return w.nameFromWords(o, own) }
+		for _, c := range []func() string{attr(attrs, "aria-label"), attr(attrs, "title"), attr(attrs, "alt"), attr(attrs, "placeholder"), words, func() string { return value }, attr(attrs, "name")} {
+			if n := norm(c()); n != "" {
+				e.Name = n
 				break
 			}
 		}
@@ -483,6 +486,11 @@ func (w *walker) finish(index int, o opened, v *docView, i int, tag string, attr
 	if e.Role == "" || e.Role == "generic" || e.Role == "none" || e.Role == "StaticText" {
 		e.Role = roleOf(tag, e.Type, attrs["role"])
 	}
+}
+
+// attr reads an attribute when called.
+func attr(attrs map[string]string, name string) func() string {
+	return func() string { return attrs[name] }
 }
 
 func hasLetter(s string) bool { return strings.IndexFunc(s, unicode.IsLetter) >= 0 }

@@ -98,7 +98,7 @@ func TestBudgetPlanRuns(t *testing.T) {
 	if p.Runs == nil || p.Runs.Runs < 10 || p.Runs.Percentile != 99 {
 		t.Fatalf("runs: %+v", p.Runs)
 	}
-	if p.Factor < 3 || p.Factor > 4 || *p.Agents < 3**p.FlatCap.Agents {
+	if p.Factor < 5 || p.Factor > 8 || *p.Agents < 3**p.FlatCap.Agents { // 6.65 on the view's runs
 		t.Errorf("factor %.2f, %d agents with the caps and %d flat", p.Factor, *p.Agents, *p.FlatCap.Agents)
 	}
 	code, out, _ := runArgs(t, "budget", "plan", "--config", cfg, "--runs", planRuns)
