@@ -26,7 +26,7 @@ func PageOf(s *browser.Snapshot) calltypes.Page {
 	for _, b := range s.Blocks {
 		l := calltypes.Line{Heading: b.Heading, Offscreen: b.Offscreen, Top: b.Top, Bottom: b.Bottom, List: b.List, Item: b.Item}
 		if b.Element >= 0 && b.Element < len(s.Elements) {
-			e := element(s.Elements[b.Element], s.URL)
+			e := element(s.Elements[b.Element])
 			l.Element = &e
 		} else {
 			l.Text = b.Text
@@ -66,7 +66,7 @@ func sameElement(before, now *browser.Snapshot, i int) int {
 
 // element writes a browser element as a line shows it: its attributes
 // only where they say something the role and name do not.
-func element(e browser.Element, pageURL string) calltypes.Element {
+func element(e browser.Element) calltypes.Element {
 	out := calltypes.Element{
 		Index: e.Index, Role: e.Role, Name: clip(e.Name, maxNameRunes), Value: clip(e.Value, maxNameRunes),
 		Checked: e.Checked, Disabled: e.Disabled, Hidden: !e.Visible,

@@ -116,7 +116,7 @@ func TestElementBoundsEachField(t *testing.T) {
 	for range 200 {
 		opts = append(opts, strings.Repeat("Ω", 100))
 	}
-	e := element(browser.Element{Name: strings.Repeat("n", 500), Placeholder: strings.Repeat("n", 500), Options: opts, Visible: false}, "https://x.example/")
+	e := element(browser.Element{Name: strings.Repeat("n", 500), Placeholder: strings.Repeat("n", 500), Options: opts, Visible: false})
 	if len([]rune(e.Name)) != maxNameRunes || e.Placeholder != "" || len(e.Options) != maxOptions || e.MoreOptions != 200-maxOptions || len([]rune(e.Options[0])) != maxOptionRunes || !e.Hidden {
 		t.Errorf("element %d-rune name, placeholder %q, %d options (+%d) of %d runes, hidden %v", len([]rune(e.Name)), e.Placeholder, len(e.Options), e.MoreOptions, len([]rune(e.Options[0])), e.Hidden)
 	}
@@ -135,7 +135,7 @@ func TestElementShowsAnHrefThatSaysSomething(t *testing.T) {
 		{"Write to us", "mailto:hello@shop.example", true},
 		{"Top", "#top", false},
 	} {
-		e := element(browser.Element{Role: "link", Tag: "a", Name: c.name, Href: c.href, Visible: true}, "http://shop.test/")
+		e := element(browser.Element{Role: "link", Tag: "a", Name: c.name, Href: c.href, Visible: true})
 		if (e.Href != "") != c.shown {
 			t.Errorf("%q %s: href %q", c.name, c.href, e.Href)
 		}

@@ -1,6 +1,7 @@
 package browser
 
 import (
+	"cmp"
 	"slices"
 	"strings"
 )
@@ -31,9 +32,8 @@ type listItem struct{ list, item int }
 
 // elemInfo is what settling the blocks needs to know of an element.
 type elemInfo struct {
-	serial    int
-	weakName  bool // no name, or one from a placeholder or title: a label beside it says better
-	fromLabel bool // named by a <label>: its words may stand beside it too
+	serial   int
+	weakName bool // no name, or one from a placeholder or title: a label beside it says better
 }
 
 // opened is an element being walked.
@@ -56,7 +56,7 @@ func (w *walker) words(t string, box [4]float64, offscreen bool) {
 		if l.b.Len() == 0 {
 			l.top, l.bot = box[1], box[1]+box[3]
 		} else {
-			l.b.WriteString(cmpOr(l.sep, " "))
+			l.b.WriteString(cmp.Or(l.sep, " "))
 		}
 		l.sep = ""
 		l.b.WriteString(f)
@@ -65,13 +65,6 @@ func (w *walker) words(t string, box [4]float64, offscreen bool) {
 		l.top, l.bot = min(l.top, box[1]), max(l.bot, box[1]+box[3])
 		l.onscreen = l.onscreen || !offscreen
 	}
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // cell separates a table's cells within their row's line.
@@ -122,7 +115,7 @@ func (w *walker) open(index int) opened {
 }
 
 // close ends the walk inside an element.
-func (w *walker) close(opened) {
+func (w *walker) close() {
 	w.flush()
 	w.owners = w.owners[:len(w.owners)-1]
 }
@@ -174,7 +167,7 @@ func (w *walker) ownDrafts(o opened) []int {
 // name says them: they are not read twice. Words that run longer than a
 // name are kept as lines of their own; an element named by them is then
 // named by their first line.
-func (w *walker) coverName(o opened, name string) {
+func (w *walker) coverName(o opened, e *Element) {
 	own := w.ownDrafts(o)
 	if len(own) == 0 {
 		return
@@ -188,7 +181,7 @@ func (w *walker) coverName(o opened, name string) {
 		w.removeDrafts(own...)
 		return
 	}
-	if e := &w.snapshot.Elements[w.indexOf(o.serial)]; norm(e.Name) == all {
+	if norm(e.Name) == all {
 		e.Name = w.drafts[own[0]].Text
 		w.removeDrafts(own[0])
 	}
@@ -217,10 +210,6 @@ func (w *walker) removeDrafts(at ...int) {
 	}
 }
 
-func (w *walker) indexOf(serial int) int {
-	return slices.IndexFunc(w.infos, func(i elemInfo) bool { return i.serial == serial })
-}
-
 // drop removes an element and renumbers the ones after it; its words
 // become its container's.
 func (w *walker) drop(index int, o opened) {
@@ -232,7 +221,7 @@ func (w *walker) drop(index int, o opened) {
 	w.snapshot.Elements = els
 	w.infos = slices.Delete(w.infos, index, index+1)
 	w.drafts = slices.Delete(w.drafts, o.draft, o.draft+1)
-	for i := range w.drafts {
+	for i := o.draft; i < len(w.drafts); i++ { // what it held comes after it
 		if w.drafts[i].owner == o.serial {
 			w.drafts[i].owner = w.owner()
 		}
@@ -292,7 +281,7 @@ func (w *walker) finishBlocks() {
 func (w *walker) label(blocks []draft) []draft {
 	gone := make([]bool, len(blocks))
 	text := func(k int) bool {
-		return k >= 0 && k < len(blocks) && !gone[k] && blocks[k].Element < 0 && blocks[k].serial == 0
+		return k >= 0 && k < len(blocks) && !gone[k] && blocks[k].serial == 0
 	}
 	for k, b := range blocks {
 		if b.serial == 0 {

@@ -38,11 +38,8 @@ type axInfo struct {
 	// weakName is a name taken from a placeholder or a title, which a
 	// label a person sees beside the field says better.
 	weakName bool
-	// fromLabel is a name taken from a <label> or aria-labelledby: words
-	// the page shows elsewhere too.
-	fromLabel bool
-	disabled  bool
-	checked   bool
+	disabled bool
+	checked  bool
 }
 
 // styles asked of every layout node, in this order.
@@ -133,7 +130,6 @@ func axOf(n *accessibility.Node) axInfo {
 			}
 			// The first source with a value is the one the name came from.
 			a.weakName = src.Type == accessibility.ValueSourceTypePlaceholder || src.Attribute == "placeholder" || src.Attribute == "aria-placeholder" || src.Attribute == "title"
-			a.fromLabel = src.Type == accessibility.ValueSourceTypeRelatedElement
 			break
 		}
 	}

@@ -249,7 +249,7 @@ func (w *walker) node(v *docView, i int) {
 		w.ariaHidden--
 	}
 	if el != nil {
-		w.close(open)
+		w.close()
 		w.finish(el.Index, open, v, i, tag, attrs, weak)
 		w.hints = w.hints[:len(w.hints)-1]
 	}
@@ -427,7 +427,7 @@ func (w *walker) element(v *docView, i int, tag string, attrs map[string]string)
 		e.Offscreen = w.offscreen(b)
 	}
 	s.Elements = append(s.Elements, e)
-	w.addElement(b, e.Offscreen, elemInfo{weakName: a.weakName || e.Name == "", fromLabel: a.fromLabel})
+	w.addElement(b, e.Offscreen, elemInfo{weakName: a.weakName || e.Name == ""})
 	return &s.Elements[len(s.Elements)-1]
 }
 
@@ -460,7 +460,7 @@ func (w *walker) finish(index int, o opened, v *docView, i int, tag string, attr
 		// What a click handler makes clickable is named by its words.
 		e.Name = w.nameFromWords(o, own)
 	case e.Name != "":
-		w.coverName(o, e.Name)
+		w.coverName(o, e)
 	}
 	if e.Name == "" {
 		value := attrs["value"]

@@ -84,7 +84,7 @@ func (p Page) words() Page {
 func (p Page) compact() Page {
 	return p.join(func(a, b Line) bool {
 		return a.Item != 0 && a.List == b.List && a.Item == b.Item &&
-			a.Element == nil && b.Element == nil && a.Heading == 0 && b.Heading == 0 && !a.Note && !b.Note
+			a.Element == nil && b.Element == nil && a.Heading == 0 && b.Heading == 0
 	})
 }
 
@@ -158,8 +158,6 @@ func (p Page) cutChanges(acted, max int, count func(string) int) Page {
 	rank := func(i int, l Line) float64 {
 		d := math.Abs(float64(i - at))
 		switch {
-		case l.Note:
-			return 0
 		case at >= 0 && d <= aroundAction:
 			return d
 		case l.Changed && at >= 0:
@@ -169,7 +167,7 @@ func (p Page) cutChanges(acted, max int, count func(string) int) Page {
 		}
 		return never
 	}
-	if !slices.ContainsFunc(p.Lines, func(l Line) bool { return rank(0, l) != never || l.Changed }) && at < 0 {
+	if at < 0 && !slices.ContainsFunc(p.Lines, func(l Line) bool { return l.Changed }) {
 		q := p
 		q.Lines = []Line{{Note: true, Text: "nothing on the page changed"}}
 		return q

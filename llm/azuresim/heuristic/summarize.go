@@ -125,7 +125,7 @@ func answerDeed(history []calltypes.Taken, g goalInfo, lines []string, onPage in
 		}
 		var ss []scored
 		for i, l := range src {
-			h := sentenceWords(l)
+			h := evidence(l)
 			n := 0
 			for _, w := range g.content {
 				if h.words[w] {
@@ -171,7 +171,7 @@ func score(lines, words []string, skip map[string]bool, must string, g goalInfo)
 	var ss []scored
 	seen := map[string]bool{}
 	for i, s := range lines {
-		h := sentenceWords(s)
+		h := evidence(s)
 		if must != "" && !h.words[must] {
 			continue
 		}
@@ -310,16 +310,6 @@ func countsOne(line string, words []string) bool {
 
 // money is an amount with its currency: "890 EUR", "$12.00", "€ 5".
 var money = regexp.MustCompile(`(?i)\d[\d.,]*\s?(?:eur|usd|gbp|chf|nok|sek|dkk|jpy|kr)\b|[$€£¥]\s?\d[\d.,]*`)
-
-// sentenceWords is a sentence as a haystack; one that states an amount
-// of money also answers for "price" and "cost", which it seldom says.
-func sentenceWords(s string) haystack {
-	h := newHaystack(s)
-	if money.MatchString(s) {
-		h.words["price"], h.words["cost"] = true, true
-	}
-	return h
-}
 
 // splitSentences cuts text at line ends and at . ! ? before a space.
 func splitSentences(text string) []string {
