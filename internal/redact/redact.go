@@ -123,11 +123,56 @@ func builtin(n string) bool {
 // added to it and names kept out of it. The zero value and nil are the
 // list as documented.
 type Names struct {
+	mu        sync.RWMutex // a recording's names grow while its requests are redacted
 	add, keep map[string]bool
+	values    map[string]bool // secret by value, whatever the field's name
+}
+
+// AddValue makes a field secret whatever its name when its whole value is
+// v, and v secret inside the bodies Scrub is given: a password typed into
+// a field whose name no list knows. An empty v is ignored.
+func (n *Names) AddValue(v string) {
+	if v == "" {
+		return
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.values == nil {
+		n.values = map[string]bool{}
+	}
+	n.values[v] = true
+}
+
+// valueSecret reports whether a field holding v is secret by its value.
+func (n *Names) valueSecret(v string) bool {
+	if n == nil || v == "" {
+		return false
+	}
+	n.mu.RLock()
+	defer n.mu.RUnlock()
+	return n.values[v]
+}
+
+// Scrub replaces each of n's values (AddValue) wherever it stands in b,
+// for a body no field structure marks them in.
+func (n *Names) Scrub(b []byte) []byte {
+	if n == nil {
+		return b
+	}
+	n.mu.RLock()
+	defer n.mu.RUnlock()
+	for v := range n.values {
+		if len(v) >= MinValue {
+			b = bytes.ReplaceAll(b, []byte(v), []byte(Marker))
+		}
+	}
+	return b
 }
 
 // Add makes names secret too.
 func (n *Names) Add(names ...string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
 	for _, s := range names {
 		if n.add == nil {
 			n.add = map[string]bool{}
@@ -140,6 +185,8 @@ func (n *Names) Add(names ...string) {
 
 // Keep makes names not secret (for a recording that needs one of them).
 func (n *Names) Keep(names ...string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
 	for _, s := range names {
 		if n.keep == nil {
 			n.keep = map[string]bool{}
@@ -154,10 +201,13 @@ func (n *Names) Keep(names ...string) {
 func (n *Names) Secret(name string) bool {
 	k := Normalize(name)
 	if n != nil {
-		if n.keep[k] {
+		n.mu.RLock()
+		keep, add := n.keep[k], n.add[k]
+		n.mu.RUnlock()
+		if keep {
 			return false
 		}
-		if n.add[k] {
+		if add {
 			return true
 		}
 	}
@@ -178,21 +228,36 @@ func JSON(b []byte) []byte { r, _ := (*Names)(nil).JSON(b); return r }
 // Query replaces the values of secret names in a name=value&... string
 // with the Marker, keeping everything else byte for byte, and reports
 // whether it changed anything.
-func (n *Names) Query(s string) (string, bool) {
+func (n *Names) Query(s string) (string, bool) { return n.query(s, nil) }
+
+// query is Query, calling found with each value it replaces, unescaped.
+// A field whose value is one of n's values is replaced whatever its name.
+func (n *Names) query(s string, found func(value string)) (string, bool) {
 	if s == "" {
 		return s, false
 	}
 	parts := strings.Split(s, "&")
 	changed := false
 	for i, kv := range parts {
-		k, _, found := strings.Cut(kv, "=")
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			continue
+		}
 		name, err := url.QueryUnescape(k)
 		if err != nil {
 			name = k
 		}
-		if found && n.Secret(name) {
-			parts[i] = k + "=" + url.QueryEscape(Marker)
-			changed = true
+		value, err := url.QueryUnescape(v)
+		if err != nil {
+			value = v
+		}
+		if value == Marker || !n.Secret(name) && !n.valueSecret(value) {
+			continue
+		}
+		parts[i] = k + "=" + url.QueryEscape(Marker)
+		changed = true
+		if found != nil {
+			found(value)
 		}
 	}
 	return strings.Join(parts, "&"), changed
@@ -281,6 +346,11 @@ func (n *Names) value(dec *json.Decoder, out *bytes.Buffer) (bool, error) {
 	case json.Number:
 		out.WriteString(d.String())
 	case string:
+		if n.valueSecret(d) {
+			mb, _ := json.Marshal(Marker)
+			out.Write(mb)
+			return true, nil
+		}
 		// A string that is itself a JSON document (a body posted inside
 		// another, a call's input in a message) is redacted too.
 		if r, changed := n.JSON([]byte(d)); changed {
@@ -319,14 +389,14 @@ func (n *Names) Multipart(boundary string, body []byte) ([]byte, bool) {
 		if !ok {
 			continue
 		}
-		name, found := partName(string(head))
-		if !found || !n.Secret(name) {
-			continue
-		}
 		// The content runs to the CRLF that precedes the next delimiter.
 		tail := []byte{}
 		if i < len(chunks)-1 && bytes.HasSuffix(content, []byte("\r\n")) {
 			tail = []byte("\r\n")
+		}
+		name, found := partName(string(head))
+		if !found || !n.Secret(name) && !n.valueSecret(string(bytes.TrimSuffix(content, tail))) {
+			continue
 		}
 		var nc []byte
 		nc = append(nc, head...)
