@@ -120,6 +120,9 @@ func Decode(file string, data []byte, v any) (doc *Doc, err error) {
 	if err != nil {
 		return nil, wrap(file, err)
 	}
+	if err := checkAliases(file, f); err != nil {
+		return nil, err
+	}
 	if len(f.Docs) > 1 {
 		line := 0
 		if d := f.Docs[1]; d.Start != nil && d.Start.Position != nil {
