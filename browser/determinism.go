@@ -55,7 +55,9 @@ self.Date = FixedDate;
 
 // socketGuardJS makes the page's WebSocket constructor refuse hosts off
 // the allowed domains, and every host in a replay (a recording holds no
-// socket traffic to answer with).
+// socket traffic to answer with). On a browser this run did not launch,
+// whose WebRTC settings it cannot set (rtcPolicy), it refuses
+// RTCPeerConnection too: WebRTC's UDP passes no proxy and no interception.
 func socketGuardJS(o Options, a allowlist) string {
 	names, ips := a.jsList()
 	if o.Replay != nil {
@@ -64,6 +66,17 @@ func socketGuardJS(o Options, a allowlist) string {
 	n, _ := json.Marshal(names)
 	ip, _ := json.Marshal(ips)
 	return fmt.Sprintf(`(() => {
+if (!%t) return;
+for (const k of ['RTCPeerConnection', 'webkitRTCPeerConnection']) {
+  const Real = self[k];
+  if (!Real || Real.__headroomGuard) continue;
+  self[k] = new Proxy(Real, {
+    construct() { throw new DOMException('this run may not open a WebRTC connection: its UDP cannot be kept to the allowed domains', 'NotAllowedError'); },
+    get(target, key) { return key === '__headroomGuard' ? true : Reflect.get(target, key); },
+  });
+}
+})();
+(() => {
 const Real = self.WebSocket;
 if (!Real || Real.__headroomGuard) return;
 const names = %s, ips = %s;
@@ -82,5 +95,5 @@ const Guarded = new Proxy(Real, {
   get(target, key) { return key === '__headroomGuard' ? true : Reflect.get(target, key); },
 });
 self.WebSocket = Guarded;
-})();`, n, ip)
+})();`, o.Remote != "", n, ip)
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/headroom-agent/headroom/browser/replay"
+	"github.com/headroom-agent/headroom/internal/hostile"
 	"github.com/headroom-agent/headroom/internal/testsite"
 )
 
@@ -226,6 +227,19 @@ func TestAttachToARunningBrowser(t *testing.T) {
 			t.Fatal("closing an attached page stopped the browser")
 		}
 	}
+	// Confined on a browser it did not launch, a run cannot set WebRTC's
+	// policy: the page's RTCPeerConnection is refused instead.
+	c, err := hostile.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	p := open(t, Options{Remote: addr, AllowedDomains: []string{hostile.InsideHost}})
+	visit(t, p, c, []string{"webrtc.html"})
+	if snap := observe(t, p); !strings.Contains(snap.Text, "servers refused: NotAllowedError") || !strings.Contains(snap.Text, "peer refused: NotAllowedError") {
+		t.Errorf("WebRTC was not refused on the attached browser:\n%s", snap.Text)
+	}
+	reachedNothing(t, c, "attached")
 }
 
 func TestScreenshots(t *testing.T) {

@@ -45,9 +45,9 @@ func visit(t *testing.T, p *Page, c *hostile.Corpus, pages []string) {
 
 func reachedNothing(t *testing.T, c *hostile.Corpus, mode string) {
 	t.Helper()
-	conns, reqs := c.Reached()
-	if conns != 0 || len(reqs) != 0 {
-		t.Errorf("%s: the outside host saw %d connections and %d requests: %v", mode, conns, len(reqs), reqs)
+	conns, reqs, datagrams := c.Reached()
+	if conns != 0 || len(reqs) != 0 || datagrams != 0 {
+		t.Errorf("%s: the outside host saw %d connections, %d requests and %d UDP datagrams: %v", mode, conns, len(reqs), datagrams, reqs)
 	}
 }
 

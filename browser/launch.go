@@ -7,11 +7,14 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/remote"
+
+	"github.com/headroom-agent/headroom/internal/safefile"
 )
 
 // chromeNames are tried in order on $PATH when no browser is named.
@@ -82,6 +85,26 @@ func launchFlags(execPath string, o Options, sink *fence) []chromedp.ExecAllocat
 		opts = append(opts, chromedp.ProxyServer(sink.addr()), chromedp.Flag("proxy-bypass-list", "<-loopback>"))
 	}
 	return opts
+}
+
+// rtcPolicy keeps WebRTC inside a confined run. Its UDP (STUN, TURN,
+// the connectivity checks between peers) goes to whatever address a page
+// names, past the request interception and past any HTTP proxy. With
+// "disable_non_proxied_udp" Chrome sends WebRTC no UDP at all: it
+// connects over TCP through the proxy, the fence, which admits only the
+// allowed domains, or not at all. Chrome takes this setting from the
+// profile's preferences, not from a command-line flag, and a browser
+// context made over DevTools inherits it from the profile.
+const rtcPolicy = `{"webrtc": {"ip_handling_policy": "disable_non_proxied_udp"}}`
+
+// writePreferences writes a new profile's preferences before the browser
+// starts on it.
+func writePreferences(profile string) error {
+	dir := filepath.Join(profile, "Default")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	return safefile.WriteBytes(filepath.Join(dir, "Preferences"), []byte(rtcPolicy), 0o600)
 }
 
 // remoteAllocator attaches to a running browser by its DevTools address.

@@ -251,6 +251,12 @@ func Open(ctx context.Context, o Options) (*Page, error) {
 			p.Close()
 			return nil, &Error{Op: "launch", Kind: ErrLaunch, Detail: "a profile directory: " + err.Error() + ": is $TMPDIR writable?"}
 		}
+		if p.confined {
+			if err := writePreferences(p.profile); err != nil {
+				p.Close()
+				return nil, &Error{Op: "launch", Kind: ErrLaunch, Detail: "the profile's preferences: " + err.Error()}
+			}
+		}
 		flags := append(launchFlags(exec, o, p.sink), chromedp.UserDataDir(p.profile))
 		allocCtx, p.cancelAlloc = chromedp.NewExecAllocator(context.Background(), flags...)
 	}

@@ -98,13 +98,13 @@ func TestHostileCorpusThroughTheCommands(t *testing.T) {
 		}
 	}
 
-	conns, reqs := c.Reached()
-	if conns != 0 || len(reqs) != 0 {
-		t.Errorf("the outside host saw %d connections and %d requests: %v", conns, len(reqs), reqs)
+	conns, reqs, datagrams := c.Reached()
+	if conns != 0 || len(reqs) != 0 || datagrams != 0 {
+		t.Errorf("the outside host saw %d connections, %d requests and %d UDP datagrams: %v", conns, len(reqs), datagrams, reqs)
 	}
 	if refused < len(pages)*3/4 {
 		t.Errorf("observe reported refusals for %d of %d pages", refused, len(pages))
 	}
-	t.Logf("%d hostile pages through observe, record, replay; 2 through run live and replayed: %d connections and %d requests reached the outside host",
-		len(pages), conns, len(reqs))
+	t.Logf("%d hostile pages through observe, record, replay; 2 through run live and replayed: %d connections, %d requests and %d datagrams reached the outside host",
+		len(pages), conns, len(reqs), datagrams)
 }

@@ -9,12 +9,13 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"runtime"
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/headroom-agent/headroom/internal/safefile"
 )
 
 // InsideHost and OutsideHost are the two loopback addresses: the run is
@@ -44,24 +45,29 @@ func Pages() ([]string, error) {
 	return out, nil
 }
 
-// Corpus is the two hosts, serving until Close.
+// Corpus is the two hosts, serving until Close. The outside host takes
+// UDP on its TCP port's number too (WebRTC's STUN, TURN and peer checks).
 type Corpus struct {
 	Inside  *httptest.Server
 	outside *httptest.Server
+	udp     net.PacketConn
 
-	mu    sync.Mutex
-	conns int
-	hits  []string
+	mu        sync.Mutex
+	conns     int
+	hits      []string
+	datagrams int
 }
 
 // Start serves the corpus on InsideHost and the outside host on
 // OutsideHost, each on a free port.
 func Start() (*Corpus, error) {
 	c := &Corpus{}
-	oln, err := net.Listen("tcp", OutsideHost+":0")
+	oln, udp, err := listenBoth(OutsideHost)
 	if err != nil {
 		return nil, fmt.Errorf("the outside host needs %s: %w", OutsideHost, err)
 	}
+	c.udp = udp
+	go c.countDatagrams()
 	c.outside = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c.mu.Lock()
 		c.hits = append(c.hits, r.Method+" "+r.URL.String())
@@ -98,7 +104,7 @@ func inside(origin string) http.Handler {
 		if name == "/" {
 			name = "/popup.html"
 		}
-		b, err := os.ReadFile(filepath.Join(Dir(), filepath.FromSlash(name)))
+		b, err := safefile.ReadFile(filepath.Join(Dir(), filepath.FromSlash(name)), 1<<20, "a page of the corpus")
 		if err != nil {
 			http.NotFound(w, r)
 			return
@@ -116,21 +122,51 @@ func inside(origin string) http.Handler {
 	return mux
 }
 
+// listenBoth listens on a TCP port of host and on UDP at the same number.
+func listenBoth(host string) (net.Listener, net.PacketConn, error) {
+	var err error
+	for range 20 {
+		var ln net.Listener
+		if ln, err = net.Listen("tcp", host+":0"); err != nil {
+			return nil, nil, err
+		}
+		var pc net.PacketConn
+		if pc, err = net.ListenPacket("udp", ln.Addr().String()); err == nil {
+			return ln, pc, nil
+		}
+		ln.Close()
+	}
+	return nil, nil, err
+}
+
+func (c *Corpus) countDatagrams() {
+	buf := make([]byte, 64<<10)
+	for {
+		if _, _, err := c.udp.ReadFrom(buf); err != nil {
+			return
+		}
+		c.mu.Lock()
+		c.datagrams++
+		c.mu.Unlock()
+	}
+}
+
 // URL is a page's address on the inside host.
 func (c *Corpus) URL(page string) string { return c.Inside.URL + "/" + page }
 
-// Reached says what reached the outside host: connections accepted, and
-// the requests made on them.
-func (c *Corpus) Reached() (conns int, requests []string) {
+// Reached says what reached the outside host: connections accepted, the
+// requests made on them, and the UDP datagrams it took.
+func (c *Corpus) Reached() (conns int, requests []string, datagrams int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.conns, append([]string(nil), c.hits...)
+	return c.conns, append([]string(nil), c.hits...), c.datagrams
 }
 
 // Close stops both hosts.
 func (c *Corpus) Close() {
 	c.Inside.Close()
 	c.outside.Close()
+	c.udp.Close()
 }
 
 type countingListener struct {
