@@ -7,11 +7,11 @@ import (
 	"fmt"
 	"html/template"
 	"io"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 
+	"github.com/headroom-agent/headroom/internal/safefile"
 	"github.com/headroom-agent/headroom/llm"
 )
 
@@ -91,13 +91,17 @@ func pct(part, whole int64) float64 {
 	return float64(int(p*10)) / 10
 }
 
+// maxScreenshot bounds a screenshot the report embeds: a viewport's PNG
+// is a few hundred kilobytes.
+const maxScreenshot = 32 << 20
+
 // screenshotURI embeds a step's screenshot. The name comes from a result
 // file, so it must stay inside dir; and only a PNG is trusted as one.
 func screenshotURI(dir, name string) template.URL {
 	if name == "" || !filepath.IsLocal(name) {
 		return ""
 	}
-	b, err := os.ReadFile(filepath.Join(dir, name))
+	b, err := safefile.ReadFile(filepath.Join(dir, name), maxScreenshot, "a PNG screenshot")
 	if err != nil || !bytes.HasPrefix(b, []byte("\x89PNG\r\n\x1a\n")) {
 		return ""
 	}

@@ -37,6 +37,11 @@ type Result struct {
 	// each closed as it appeared. What a page tried, not what it got.
 	Refused    []string `json:"refused,omitempty"`
 	ClosedTabs []string `json:"closed_tabs,omitempty"`
+	// AllowedDomains are the domains the run's browser was confined to;
+	// AllowedExtra those of them beyond the task's own allowlist, given
+	// on purpose (--allow-extra), "*" for a browser confined to none.
+	AllowedDomains []string `json:"allowed_domains,omitempty"`
+	AllowedExtra   []string `json:"allowed_extra,omitempty"`
 }
 
 // Step is one step of a run: a scripted action or a model's pick, what

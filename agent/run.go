@@ -8,7 +8,6 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/url"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -18,7 +17,9 @@ import (
 	"github.com/headroom-agent/headroom/browser"
 	"github.com/headroom-agent/headroom/budget"
 	"github.com/headroom-agent/headroom/calltypes"
+	"github.com/headroom-agent/headroom/internal/plain"
 	"github.com/headroom-agent/headroom/internal/redact"
+	"github.com/headroom-agent/headroom/internal/safefile"
 	"github.com/headroom-agent/headroom/llm"
 )
 
@@ -69,7 +70,12 @@ func Run(ctx context.Context, t *Task, o Options) (Result, error) {
 	r.res.Totals.ElapsedMS = time.Since(start).Milliseconds()
 	r.total()
 	r.res.Refused, r.res.ClosedTabs = o.Page.Blocked(), o.Page.ClosedTabs()
-	return r.res, err
+	r.res.AllowedDomains, _ = o.Page.Allowed()
+	r.res.AllowedExtra = t.extraDomains(o.Page)
+	// What a page showed, a server answered or a model wrote may hold a
+	// secret the run learned along the way: the result is written with
+	// none (redact.Text on every string), wherever it goes next.
+	return redact.Copy(r.res), redact.Error(err)
 }
 
 // runner is one run's state.
@@ -511,7 +517,11 @@ func (r *runner) record(ctx context.Context, s *Step, began time.Time) {
 	if r.o.OutDir != "" && ctx.Err() == nil {
 		if png, err := r.page.Screenshot(ctx); err == nil {
 			name := fmt.Sprintf("step-%03d.png", s.N)
-			if os.WriteFile(filepath.Join(r.o.OutDir, name), png, 0o644) == nil {
+			// Never through a link planted in the folder: a new file, or a
+			// regular one replaced whole.
+			if err := safefile.WriteBytes(filepath.Join(r.o.OutDir, name), png, 0o644); err != nil {
+				r.progress("step %d: no screenshot: %v", s.N, err)
+			} else {
 				s.Screenshot = name
 			}
 		}
@@ -544,9 +554,12 @@ func (r *runner) record(ctx context.Context, s *Step, began time.Time) {
 	r.progress("%s", line)
 }
 
+// progress writes a line for a person watching: what a page wrote in it
+// is shown with its control characters escaped, and without secrets.
 func (r *runner) progress(format string, args ...any) {
 	if r.o.Progress != nil {
-		fmt.Fprintf(r.o.Progress, "headroom run: "+format+"\n", args...)
+		line := fmt.Sprintf(format, args...)
+		fmt.Fprintf(r.o.Progress, "headroom run: %s\n", plain.Escape(redact.Text(line)))
 	}
 }
 

@@ -13,6 +13,8 @@ import (
 	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
+
+	"github.com/headroom-agent/headroom/internal/redact"
 )
 
 // act runs one action on a target and reports its outcome.
@@ -190,12 +192,15 @@ func (p *Page) Type(ctx context.Context, t Target, text string, submit bool) (Ou
   const t = (this.type || 'text').toLowerCase();
   if (['button','submit','reset','image','checkbox','radio','file','color','range','hidden'].includes(t)) return 'no';
   if (this.readOnly) return 'readonly';
-  return t === 'password' ? 'secret' : 'text';
+  return t === 'password' ? 'secret:' + (this.name || '') : 'text';
 }`)
 		if err != nil {
 			return "", err
 		}
-		secret = kind == "secret"
+		if field, ok := strings.CutPrefix(kind, "secret:"); ok {
+			secret, kind = true, "text"
+			p.typedSecret(field, text)
+		}
 		switch kind {
 		case "no":
 			return "", fail("", "", ErrNotInput, "it is not a text field")
@@ -234,6 +239,20 @@ func (p *Page) Type(ctx context.Context, t Target, text string, submit bool) (Ou
 	})
 	out.Secret = secret
 	return out, err
+}
+
+// typedSecret keeps what is typed into a password field secret wherever
+// it goes next, before it can go anywhere: in every output (redact.Secret),
+// and in the HAR being recorded or the requests a replay matches, by the
+// field's name and by the value itself, whatever the name.
+func (p *Page) typedSecret(field, value string) {
+	redact.Secret(value)
+	if p.opts.Record != nil {
+		p.opts.Record.Secret(field, value)
+	}
+	if p.opts.Replay != nil {
+		p.opts.Replay.Secret(value)
+	}
 }
 
 type selectResult struct {
@@ -376,7 +395,7 @@ func (p *Page) Back(ctx context.Context) (Outcome, error) {
 			return nil, err
 		}
 		if h.CurrentIndex <= 0 {
-			return &Outcome{Effect: Nothing, URL: before.URL, Detail: "no page to go back to"}, nil
+			return &Outcome{Effect: Nothing, URL: safeURL(before.URL), Detail: "no page to go back to"}, nil
 		}
 		if err := chromedp.Do(ctx, chromedp.NavigateToHistoryEntry(h.Entries[h.CurrentIndex-1].ID)); err != nil {
 			return nil, loadError(err, ctx, p.opts.LoadTimeout)

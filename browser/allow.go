@@ -80,6 +80,13 @@ func (a allowlist) jsList() (names, ips []string) {
 	return names, ips
 }
 
+// Within reports whether domain d allows nothing that allowed does not:
+// it is one of them, or a subdomain of an allowed name. Both are written
+// as Options.AllowedDomains is.
+func Within(d string, allowed []string) bool {
+	return newAllowlist(allowed, true).host(strings.TrimPrefix(d, "."))
+}
+
 // CheckDomain says whether d can be an allowed domain: a host name such
 // as example.com (which also allows its subdomains) or an IP address
 // (which allows only itself). Anything else is an error, so that a

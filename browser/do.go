@@ -3,8 +3,9 @@ package browser
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
+
+	"github.com/headroom-agent/headroom/internal/safefile"
 )
 
 // Do takes one action and says what it did. Every action goes through
@@ -46,7 +47,7 @@ func (p *Page) Do(ctx context.Context, a Action) (Outcome, error) {
 		}
 		var png []byte
 		if png, err = p.Screenshot(ctx); err == nil {
-			err = os.WriteFile(a.File, png, 0o644)
+			err = safefile.WriteBytes(a.File, png, 0o644) // never through a planted link
 		}
 	default:
 		return Outcome{}, fail(string(a.Kind), "", ErrNotFound, "unknown action: want click, type, select, navigate, scroll, press, back, wait or screenshot")

@@ -11,6 +11,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/headroom-agent/headroom/browser/replay"
+	"github.com/headroom-agent/headroom/internal/redact"
 )
 
 // pending is a recorded request waiting for its response.
@@ -27,6 +28,9 @@ func (p *Page) intercept(ev fetch.EventRequestPaused) {
 		p.recordResponse(ev)
 		return
 	}
+	// A value the HAR would redact in this request's URL is scrubbed from
+	// every output from now on, wherever the page shows it again.
+	redact.LearnURL(ev.Request.URL)
 	if u := ev.Request.URL + ev.Request.URLFragment; !p.allow.url(u) {
 		u = safeURL(u)
 		doc := ev.ResourceType == network.ResourceTypeDocument

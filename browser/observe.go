@@ -110,6 +110,7 @@ func capture(ctx context.Context, o SnapshotOptions) (*Snapshot, error) {
 	s.Viewport = [2]float64{w.viewport[1], w.viewport[1] + w.viewport[3]}
 	w.finishBlocks()
 	s.Fingerprint = hex.EncodeToString(w.hash.Sum(nil))[:16]
+	s.redact()
 	return s, nil
 }
 

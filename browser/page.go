@@ -34,6 +34,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/headroom-agent/headroom/browser/replay"
+	"github.com/headroom-agent/headroom/internal/redact"
 )
 
 // Options configure a Page. The zero value launches a local headless
@@ -458,6 +459,13 @@ func (p *Page) Close() error {
 	return nil
 }
 
+// Allowed is the domains the page may reach (Options.AllowedDomains), and
+// whether it is confined at all: a page with no allowed domains and no
+// replay reaches any host.
+func (p *Page) Allowed() (domains []string, confined bool) {
+	return append([]string(nil), p.opts.AllowedDomains...), p.confined
+}
+
 // PID is the launched browser's process id; 0 when attached.
 func (p *Page) PID() int { return p.pid }
 
@@ -476,7 +484,8 @@ func (p *Page) ClosedTabs() []string {
 	return append([]string(nil), p.closedTabs...)
 }
 
-// URL is the page's current URL.
+// URL is the page's current URL, its secret parameters redacted (see
+// Snapshot.URL).
 func (p *Page) URL(ctx context.Context) (string, error) {
 	var u string
 	err := p.do(ctx, "url", "", p.opts.ActionTimeout, func(ctx context.Context) error {
@@ -484,7 +493,7 @@ func (p *Page) URL(ctx context.Context) (string, error) {
 		u, err = chromedp.Run(ctx, chromedp.Location())
 		return err
 	})
-	return u, err
+	return safeURL(u), err
 }
 
 // do runs fn on the tab with a deadline and turns what can go wrong with
@@ -556,15 +565,10 @@ func processAlive(pid int) bool {
 	return proc.Signal(nil) == nil
 }
 
-// safeURL is a page URL fit for logs and errors: no user:password, and
-// key, token and password parameters redacted.
-func safeURL(u string) string {
-	if pu, err := url.Parse(u); err == nil && pu.User != nil {
-		pu.User = nil
-		u = pu.String()
-	}
-	return replay.DefaultRedactor().URL(u)
-}
+// safeURL is a page URL fit for any output, as a HAR file writes it: no
+// user:password, secret-named parameters redacted (redact.URL). Every URL
+// the browser hands out passes through it.
+func safeURL(u string) string { return redact.URL(u) }
 
 // redactURL drops credentials and query from a browser address for errors.
 func redactURL(s string) string {

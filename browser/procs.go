@@ -1,13 +1,17 @@
 package browser
 
 import (
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/headroom-agent/headroom/internal/safefile"
 )
+
+// maxProcFile bounds a /proc file read: a process's stat is a line.
+const maxProcFile = 64 << 10
 
 // descendants lists the processes below pid (Chrome's renderers, GPU and
 // utility processes, its zygote), read from /proc; none where there is no
@@ -16,7 +20,7 @@ func descendants(pid int) []int {
 	parent := map[int]int{}
 	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
 	for _, f := range stats {
-		b, err := os.ReadFile(f)
+		b, err := safefile.ReadFile(f, maxProcFile, "a /proc file")
 		if err != nil {
 			continue
 		}
@@ -83,7 +87,7 @@ func reap(pids []int, grace time.Duration) {
 // zombie reports a process that has exited and waits only to be reaped by
 // its parent (init, for Chrome's orphans).
 func zombie(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	b, err := safefile.ReadFile("/proc/"+strconv.Itoa(pid)+"/stat", maxProcFile, "a /proc file")
 	if err != nil {
 		return false
 	}

@@ -3,11 +3,12 @@ package browser
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
+
+	"github.com/headroom-agent/headroom/internal/safefile"
 )
 
 // Screenshot returns a PNG of what the viewport shows.
@@ -37,7 +38,7 @@ func (p *Page) afterStep(ctx context.Context, op string, actErr error) {
 		if actErr != nil {
 			name = fmt.Sprintf("step-%03d-%s-failed.png", n, op)
 		}
-		err = os.WriteFile(filepath.Join(p.opts.ScreenshotDir, name), png, 0o644)
+		err = safefile.WriteBytes(filepath.Join(p.opts.ScreenshotDir, name), png, 0o644) // never through a planted link
 	}
 	if err != nil {
 		p.opts.Logf("screenshot after %s: %v", op, err)

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/chromedp/cdproto/cdp"
+
+	"github.com/headroom-agent/headroom/internal/redact"
 )
 
 // Snapshot is what an agent sees of a page at one moment: where it is, the
@@ -58,6 +60,25 @@ type Block struct {
 	Offscreen bool    `json:"offscreen,omitempty"`
 	List      int     `json:"list,omitempty"` // the list of like items it is part of, from 1; 0 for none
 	Item      int     `json:"item,omitempty"` // the item of that list, from 1
+}
+
+// redact applies the rule every output keeps (a HAR file's) to what the
+// snapshot hands on to prompts, logs and results: its address and links
+// by redact.URL, its words by redact.Text. A token in a link's query is
+// no business of the model's, and the agent acts by index, not by href.
+func (s *Snapshot) redact() {
+	s.URL, s.Title, s.Text = redact.URL(s.URL), redact.Text(s.Title), redact.Text(s.Text)
+	for i := range s.Elements {
+		e := &s.Elements[i]
+		e.Name, e.Placeholder, e.Value = redact.Text(e.Name), redact.Text(e.Placeholder), redact.Text(e.Value)
+		e.Href = redact.URL(e.Href)
+		for j, o := range e.Options {
+			e.Options[j] = redact.Text(o)
+		}
+	}
+	for i := range s.Blocks {
+		s.Blocks[i].Text = redact.Text(s.Blocks[i].Text)
+	}
 }
 
 // SnapshotOptions shape what Observe collects.

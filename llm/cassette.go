@@ -44,15 +44,17 @@ type Cassette struct {
 }
 
 // NewCassette records: it writes every exchange to w as a JSON line. Any of secrets
-// found in a request or response is replaced before it is written; headers
-// are never recorded.
+// found in a request or response is replaced before it is written, and so
+// is every secret value the process knows (redact.Secret, which secrets
+// join); headers are never recorded.
 func NewCassette(w io.Writer, secrets ...string) *Cassette {
 	var keep []string
 	for _, s := range secrets {
-		if len(s) >= 4 {
+		if len(s) >= redact.MinValue {
 			keep = append(keep, s)
 		}
 	}
+	redact.Secret(keep...)
 	return &Cassette{w: w, secrets: keep}
 }
 
@@ -145,15 +147,15 @@ func (c *Cassette) scrub(b []byte) []byte {
 }
 
 // scrubSecrets replaces the cassette's secrets in b (a nil cassette has
-// none).
+// none), and applies the rule every output keeps (redact.Bytes): the
+// process's secret values and secret URL parameters.
 func (c *Cassette) scrubSecrets(b []byte) []byte {
-	if c == nil {
-		return b
+	if c != nil {
+		for _, s := range c.secrets {
+			b = bytes.ReplaceAll(b, []byte(s), []byte(redact.Marker))
+		}
 	}
-	for _, s := range c.secrets {
-		b = bytes.ReplaceAll(b, []byte(s), []byte(redact.Marker))
-	}
-	return b
+	return redact.Bytes(b)
 }
 
 // record writes x, scrubbed: its request as scrub does, its response of

@@ -15,12 +15,15 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/azure"
 	"github.com/openai/openai-go/v3/option"
 
 	"github.com/headroom-agent/headroom/budget"
+	"github.com/headroom-agent/headroom/internal/redact"
 )
 
 // Dispatcher sends chat completions through a budget.Router.
@@ -83,6 +86,7 @@ func NewDispatcher(router *budget.Router, cfg *budget.Config, o DispatcherOption
 			}
 			opts = append(opts, azure.WithAPIKey(k))
 			d.secrets = append(d.secrets, k)
+			redact.Secret(k) // whatever a server echoes of it, no output writes it
 		case dep.Auth.Entra:
 			if cred == nil {
 				var err error
@@ -90,13 +94,25 @@ func NewDispatcher(router *budget.Router, cfg *budget.Config, o DispatcherOption
 					return nil, fmt.Errorf("deployment %s: Entra ID credential: %w", dep.Name, err)
 				}
 			}
-			opts = append(opts, azure.WithTokenCredential(cred))
+			opts = append(opts, azure.WithTokenCredential(secretTokens{cred}))
 		default:
 			return nil, fmt.Errorf("deployment %s: no auth: set auth.api_key_env or auth.entra", dep.Name)
 		}
 		d.clients[key] = openai.NewClient(opts...)
 	}
 	return d, nil
+}
+
+// secretTokens makes every token a credential hands out a secret value
+// (redact.Secret) before it is sent, as a key is when it is read.
+type secretTokens struct{ azcore.TokenCredential }
+
+func (s secretTokens) GetToken(ctx context.Context, o policy.TokenRequestOptions) (azcore.AccessToken, error) {
+	t, err := s.TokenCredential.GetToken(ctx, o)
+	if err == nil {
+		redact.Secret(t.Token)
+	}
+	return t, err
 }
 
 func clientKey(d budget.Deployment) string { return d.Resource() + "?" + d.APIVersion }
@@ -205,7 +221,8 @@ func (d *Dispatcher) do(ctx context.Context, c budget.Call, send attempt) (*budg
 		}
 		err = fmt.Errorf("%w: %s refused %s", err, lease.Deployment.Name, where)
 	}
-	return lease, r, err
+	// An error body may echo the request, its key included.
+	return lease, r, redact.Error(err)
 }
 
 // outcome reads an attempt's status and headers from the raw response or

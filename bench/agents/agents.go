@@ -25,6 +25,7 @@ import (
 	"github.com/headroom-agent/headroom/agent"
 	"github.com/headroom-agent/headroom/budget"
 	"github.com/headroom-agent/headroom/internal/plural"
+	"github.com/headroom-agent/headroom/internal/safefile"
 	"github.com/headroom-agent/headroom/llm/azuresim"
 	"github.com/headroom-agent/headroom/llm/azuresim/heuristic"
 )
@@ -226,7 +227,7 @@ func runMode(ctx context.Context, o Options, mode string, nTasks int) (Row, erro
 		return Row{}, err
 	}
 	cfg := filepath.Join(dir, "headroom.yaml")
-	if err := os.WriteFile(cfg, []byte(configFile(o, mode, srv.URL, deps)), 0o644); err != nil {
+	if err := safefile.WriteBytes(cfg, []byte(configFile(o, mode, srv.URL, deps)), 0o644); err != nil {
 		return Row{}, err
 	}
 
@@ -312,7 +313,7 @@ func runProcess(ctx context.Context, o Options, cfg, dir string, idx []int, nTas
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err = cmd.Run()
-	_ = os.WriteFile(filepath.Join(dir, fmt.Sprintf("agent-%d.log", idx[0])), errb.Bytes(), 0o644)
+	_ = safefile.WriteBytes(filepath.Join(dir, fmt.Sprintf("agent-%d.log", idx[0])), errb.Bytes(), 0o644)
 	// A task that fails still prints its result; only a run that could not
 	// start (bad usage, exit 2) is the bench's own failure.
 	var ee *exec.ExitError

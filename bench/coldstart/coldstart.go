@@ -25,6 +25,7 @@ import (
 	"github.com/headroom-agent/headroom/budget"
 	"github.com/headroom-agent/headroom/calltypes"
 	"github.com/headroom-agent/headroom/internal/plural"
+	"github.com/headroom-agent/headroom/internal/safefile"
 	"github.com/headroom-agent/headroom/llm/azuresim"
 	"github.com/headroom-agent/headroom/llm/azuresim/heuristic"
 )
@@ -273,7 +274,7 @@ func writeFiles(o Options, mode, endpoint string) (cfg, in string, err error) {
 		return "", "", err
 	}
 	cfg = filepath.Join(o.Dir, "config-"+mode+".yaml")
-	if err := os.WriteFile(cfg, b, 0o600); err != nil {
+	if err := safefile.WriteBytes(cfg, b, 0o600); err != nil {
 		return "", "", err
 	}
 	input, _ := calltypes.ExampleInput("yes-no")
@@ -282,7 +283,7 @@ func writeFiles(o Options, mode, endpoint string) (cfg, in string, err error) {
 		return "", "", err
 	}
 	in = filepath.Join(o.Dir, "input.json")
-	return cfg, in, os.WriteFile(in, b, 0o600)
+	return cfg, in, safefile.WriteBytes(in, b, 0o600)
 }
 
 // allowances reads the learned pacing allowance of each deployment from

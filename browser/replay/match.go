@@ -82,6 +82,16 @@ func NewMatcher(a *Archive, opts Options) *Matcher {
 	return m
 }
 
+// Secret makes a value typed into a password field match as the
+// recording redacted it (Recorder.Secret): a request body or query field
+// holding it is compared with the value redacted. Call it before the
+// value can be sent.
+func (m *Matcher) Secret(value string) {
+	if m.opts.Redactor != nil && value != "" {
+		m.opts.Redactor.AddValue(value)
+	}
+}
+
 func key(method, u string) string {
 	u, _, _ = strings.Cut(u, "#")
 	return strings.ToUpper(method) + " " + u

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/har"
+
+	"github.com/headroom-agent/headroom/internal/redact"
 )
 
 // Header is one response header as the browser saw it.
@@ -60,8 +62,32 @@ func (r *Recorder) Add(x Exchange) {
 		}
 		r.secrets[v] = true
 	}
+	// What the HAR redacts, no other output writes either.
+	redact.Secret(vals...)
 	r.archive.Log.Entries = append(r.archive.Log.Entries, e)
 	r.seqs = append(r.seqs, x.Seq)
+}
+
+// Secret redacts what was typed into a password field from the
+// recording: the field, by its name (when it has one) and by its value,
+// in every request body, and the value wherever a response echoes it.
+// Call it before the value can be sent.
+func (r *Recorder) Secret(field, value string) {
+	if r.redactor == nil || value == "" {
+		return
+	}
+	if field != "" {
+		r.redactor.Add(field)
+	}
+	r.redactor.AddValue(value)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(value) >= redact.MinValue {
+		if r.secrets == nil {
+			r.secrets = map[string]bool{}
+		}
+		r.secrets[value] = true
+	}
 }
 
 // Len is how many exchanges are recorded.

@@ -44,6 +44,16 @@ func (r *Redactor) Add(name string) {
 	r.names.Add(name)
 }
 
+// AddValue redacts a field whose whole value is v whatever its name, and
+// v wherever it stands in a request body: what was typed into a password
+// field.
+func (r *Redactor) AddValue(v string) {
+	if r.names == nil {
+		r.names = &redact.Names{}
+	}
+	r.names.AddValue(v)
+}
+
 // secret reports whether a name's value is to be redacted.
 func (r *Redactor) secret(name string) bool {
 	return r != nil && r.names != nil && r.names.Secret(name)
@@ -87,18 +97,20 @@ func (r *Redactor) Body(contentType string, body []byte) []byte {
 	switch {
 	case mt == "application/x-www-form-urlencoded":
 		if b, changed := r.names.Query(string(body)); changed {
-			return []byte(b)
+			body = []byte(b)
 		}
 	case mt == "multipart/form-data":
 		if b, changed := r.names.Multipart(params["boundary"], body); changed {
-			return b
+			body = b
 		}
 	default:
 		if b, changed := r.names.JSON(body); changed {
-			return b
+			body = b
 		}
 	}
-	return body
+	// A typed secret in a body of no known shape (text/plain, a page's
+	// own encoding) has no field to be redacted by.
+	return r.names.Scrub(body)
 }
 
 // Entry redacts an entry in place: headers, cookies, the URL's secret

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/spf13/pflag"
+
 	"github.com/headroom-agent/headroom/agent"
 	"github.com/headroom-agent/headroom/bench/agents"
 	"github.com/headroom-agent/headroom/browser"
@@ -17,7 +19,6 @@ import (
 	"github.com/headroom-agent/headroom/config"
 	"github.com/headroom-agent/headroom/internal/safefile"
 	"github.com/headroom-agent/headroom/llm"
-	"github.com/spf13/pflag"
 )
 
 func benchAgents(fs *pflag.FlagSet) runner {
@@ -137,7 +138,7 @@ func benchAgentsWorker(fs *pflag.FlagSet) runner {
 		var wg sync.WaitGroup
 		for i, task := range tasks {
 			wg.Go(func() {
-				bo, _, err := taskBrowser(browser.Options{}, task)
+				bo, _, err := taskBrowser(browser.Options{}, task, nil)
 				if err != nil {
 					results[i] = agent.Result{Task: task.Name, Status: agent.Errored, Reason: err.Error()}
 					return

@@ -9,9 +9,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/pflag"
+
 	"github.com/headroom-agent/headroom/bench/burst"
 	"github.com/headroom-agent/headroom/budget"
-	"github.com/spf13/pflag"
 )
 
 // burstStrategies are the strategies bench burst runs, in order: the

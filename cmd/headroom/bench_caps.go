@@ -6,10 +6,11 @@ import (
 	"io"
 	"text/tabwriter"
 
+	"github.com/spf13/pflag"
+
 	"github.com/headroom-agent/headroom/bench/caps"
 	"github.com/headroom-agent/headroom/llm"
 	"github.com/headroom-agent/headroom/llm/embedded"
-	"github.com/spf13/pflag"
 )
 
 // benchCaps compares each built-in type's charge against the rate limit

@@ -8,9 +8,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/pflag"
+
 	"github.com/headroom-agent/headroom/bench/coldstart"
 	"github.com/headroom-agent/headroom/budget"
-	"github.com/spf13/pflag"
 )
 
 // benchColdstart starts many headroom call processes at once against

@@ -11,9 +11,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/headroom-agent/headroom/bench/fleet"
-	"github.com/headroom-agent/headroom/llm/azuresim"
 	"github.com/spf13/pflag"
+
+	"github.com/headroom-agent/headroom/bench/fleet"
+	"github.com/headroom-agent/headroom/internal/safefile"
+	"github.com/headroom-agent/headroom/llm/azuresim"
 )
 
 func benchFleet(fs *pflag.FlagSet) runner {
@@ -78,17 +80,11 @@ func benchFleet(fs *pflag.FlagSet) runner {
 			return exitFailed
 		}
 		if *plot != "" {
-			f, err := os.Create(*plot)
-			if err == nil {
-				var names []string
-				for _, d := range rows[0].Deployments {
-					names = append(names, d.Name)
-				}
-				err = fleet.Plot(f, rows, names)
-				if cerr := f.Close(); err == nil {
-					err = cerr
-				}
+			var names []string
+			for _, d := range rows[0].Deployments {
+				names = append(names, d.Name)
 			}
+			err := safefile.WriteFile(*plot, 0o644, func(w io.Writer) error { return fleet.Plot(w, rows, names) })
 			if err != nil {
 				fprintf(stderr, "headroom bench fleet: plot: %v\n", err)
 			} else {
@@ -109,7 +105,11 @@ func benchFleetWorker(*pflag.FlagSet) runner { return fleetWorker }
 
 func fleetWorker(ctx context.Context, _ []string, stdout, stderr io.Writer) int {
 	var spec fleet.WorkerSpec
-	if err := json.NewDecoder(os.Stdin).Decode(&spec); err != nil {
+	raw, err := safefile.ReadAll(ctx, os.Stdin, 1<<20, "the spec on standard input")
+	if err == nil {
+		err = json.Unmarshal(raw, &spec)
+	}
+	if err != nil {
 		fprintf(stderr, "headroom bench fleet-worker: spec on stdin: %v\n", err)
 		return exitUsage
 	}

@@ -6,8 +6,10 @@ import (
 	"io"
 	"text/tabwriter"
 
-	"github.com/headroom-agent/headroom/bench/pageview"
 	"github.com/spf13/pflag"
+
+	"github.com/headroom-agent/headroom/agent"
+	"github.com/headroom-agent/headroom/bench/pageview"
 )
 
 // benchPageview renders every page of the test sites and prices every
@@ -29,7 +31,7 @@ func benchPageview(fs *pflag.FlagSet) runner {
 		r, err := pageview.Measure(ctx, o)
 		if err != nil {
 			fprintf(stderr, "headroom bench pageview: %v\n", err)
-			return browserExit(ctx, err)
+			return agent.ExitCode(ctx, "", err)
 		}
 		if *asJSON {
 			return printJSON(stdout, map[string]any{"pages": r.Pages, "steps": r.Steps, "tasks": r.Tasks, "today": r.Today, "view": r.View, "ratio": r.Ratio()})

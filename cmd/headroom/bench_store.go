@@ -12,11 +12,12 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/spf13/pflag"
+
 	"github.com/headroom-agent/headroom/bench/store"
 	"github.com/headroom-agent/headroom/budget"
 	"github.com/headroom-agent/headroom/budget/redisstore"
 	"github.com/headroom-agent/headroom/internal/plural"
-	"github.com/spf13/pflag"
 )
 
 func benchStore(fs *pflag.FlagSet) runner {

@@ -7,9 +7,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/pflag"
+
 	"github.com/headroom-agent/headroom/browser"
 	"github.com/headroom-agent/headroom/internal/redact"
-	"github.com/spf13/pflag"
 )
 
 // browserFlags are the flags of every command that drives a browser.
@@ -37,7 +38,7 @@ func (b *browserFlags) add(fs *pflag.FlagSet) {
 func (b *browserFlags) addBrowser(fs *pflag.FlagSet) {
 	fs.StringVar(&b.chrome, "chrome", "", "Chrome or Chromium `path` to launch (default $CHROME_PATH, then chromium, google-chrome, ... on $PATH)")
 	fs.StringVar(&b.remote, "browser", "", "attach to a running browser at this DevTools `address` (ws://host:port/devtools/browser/ID or http://host:port) instead of launching one")
-	fs.Var(&b.allow, "allow", "allow only this `domain` (and its subdomains) or IP address, in every tab, frame and worker; repeat for more; default: any")
+	fs.Var(&b.allow, "allow", "allow only this `domain` (and its subdomains) or IP address, in every tab, frame and worker; repeat for more; default: any (for run, the task's allowed domains, which --allow only narrows)")
 	fs.Var(&b.schemes, "allow-scheme", "let navigations load this URL `scheme` too (file, data, chrome, ...); only http and https by default")
 	fs.Var(&b.redact, "redact-name", "treat this header, query parameter or body field `name` as secret too, in HAR files, cassettes, logs and errors; repeat for more")
 	fs.DurationVar(&b.timeout, "load-timeout", 30*time.Second, "give up on a page that has not loaded within this `duration`")
@@ -47,12 +48,8 @@ func (b *browserFlags) addBrowser(fs *pflag.FlagSet) {
 
 // load checks the flags and reads the steps file; an error is bad usage.
 func (b *browserFlags) load() ([]browser.Step, error) {
-	for _, d := range b.allow {
-		for _, p := range strings.Split(d, ",") {
-			if err := browser.CheckDomain(strings.TrimSpace(p)); err != nil {
-				return nil, fmt.Errorf("--allow: %w", err)
-			}
-		}
+	if err := checkDomains("--allow", b.allow); err != nil {
+		return nil, err
 	}
 	for _, s := range b.schemes {
 		if s == "" || strings.Trim(strings.ToLower(s), "abcdefghijklmnopqrstuvwxyz0123456789+-.") != "" {
@@ -76,11 +73,7 @@ func (b *browserFlags) options(stderr io.Writer) browser.Options {
 	if b.noSandbox {
 		o.Flags = map[string]any{"no-sandbox": true}
 	}
-	for _, d := range b.allow {
-		for _, p := range strings.Split(d, ",") {
-			o.AllowedDomains = append(o.AllowedDomains, strings.TrimSpace(p))
-		}
-	}
+	o.AllowedDomains = domains(b.allow)
 	o.Logf = func(format string, args ...any) {
 		if b.verbose {
 			fprintf(stderr, "headroom: "+format+"\n", args...)
@@ -95,6 +88,29 @@ func (b *browserFlags) options(stderr io.Writer) browser.Options {
 		o.ChromeOutput = stderr
 	}
 	return o
+}
+
+// domains splits a list flag's values at commas: --allow a.com,b.com is
+// --allow a.com --allow b.com.
+func domains(l listFlag) []string {
+	var out []string
+	for _, d := range l {
+		for _, p := range strings.Split(d, ",") {
+			out = append(out, strings.TrimSpace(p))
+		}
+	}
+	return out
+}
+
+// checkDomains refuses a flag's domain that is not a host name or an IP
+// address (browser.CheckDomain): a typo must never widen a run.
+func checkDomains(flag string, l listFlag) error {
+	for _, d := range domains(l) {
+		if err := browser.CheckDomain(d); err != nil {
+			return fmt.Errorf("%s: %w", flag, err)
+		}
+	}
+	return nil
 }
 
 // envNoSandbox is --no-sandbox's default, set in the container image:

@@ -7,11 +7,12 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/spf13/pflag"
+
 	"github.com/headroom-agent/headroom/budget"
 	"github.com/headroom-agent/headroom/budget/calibrate"
 	"github.com/headroom-agent/headroom/internal/plural"
 	"github.com/headroom-agent/headroom/llm"
-	"github.com/spf13/pflag"
 )
 
 // budgetCalibrate measures, with a few cheap calls to each deployment,

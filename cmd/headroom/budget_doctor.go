@@ -5,12 +5,13 @@ import (
 	"io"
 	"os"
 
+	"github.com/spf13/pflag"
+
 	"github.com/headroom-agent/headroom/budget"
 	"github.com/headroom-agent/headroom/budget/doctor"
 	"github.com/headroom-agent/headroom/calltypes"
 	"github.com/headroom-agent/headroom/config"
 	"github.com/headroom-agent/headroom/llm"
-	"github.com/spf13/pflag"
 )
 
 // budgetDoctor checks a config before a fleet starts, and with --probe

@@ -5,10 +5,11 @@ import (
 	"io"
 	"os"
 
+	"github.com/spf13/pflag"
+
 	"github.com/headroom-agent/headroom/budget/plan"
 	"github.com/headroom-agent/headroom/calltypes"
 	"github.com/headroom-agent/headroom/config"
-	"github.com/spf13/pflag"
 )
 
 // budgetPlan sizes a fleet from its config: how many agents its budget

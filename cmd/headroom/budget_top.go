@@ -7,9 +7,11 @@ import (
 	"time"
 
 	"github.com/gdamore/tcell/v2"
+	"github.com/spf13/pflag"
+
+	"github.com/headroom-agent/headroom/agent"
 	"github.com/headroom-agent/headroom/budget"
 	"github.com/headroom-agent/headroom/budget/top"
-	"github.com/spf13/pflag"
 )
 
 // budgetTop shows the shared store live, per deployment: what the whole
@@ -39,7 +41,7 @@ func budgetTop(fs *pflag.FlagSet) runner {
 			fprintf(stderr, "headroom budget top: the config names no Redis (redis: or redis_env:), so the store is this process's own: no agent writes to it, and the view stays empty\n")
 		}
 		router, closeStore, err := storeRouter(ctx, cfg)
-		if code := topStoreError(err, exitUsage, stderr); code != exitOK {
+		if code := topStoreError(ctx, err, true, stderr); code != exitOK {
 			return code
 		}
 		defer closeStore()
@@ -47,7 +49,7 @@ func budgetTop(fs *pflag.FlagSet) runner {
 
 		if *once {
 			d, err := router.Dashboard(ctx)
-			if code := topStoreError(err, exitFailed, stderr); code != exitOK {
+			if code := topStoreError(ctx, err, false, stderr); code != exitOK {
 				return code
 			}
 			o.Width = *width
@@ -73,20 +75,20 @@ func budgetTop(fs *pflag.FlagSet) runner {
 }
 
 // topStoreError reports an error opening or reading the store and returns
-// its exit code: exitOK for none, exitBudget for a store that cannot be
-// reached, otherwise other.
-func topStoreError(err error, other int, stderr io.Writer) int {
+// its exit code by the one table (agent.ExitCode): exitOK for none, the
+// budget's for a store that cannot be reached, 130 when interrupted; any
+// other error opening the store is the config's (bad usage), and reading
+// it, a failure.
+func topStoreError(ctx context.Context, err error, opening bool, stderr io.Writer) int {
 	switch {
 	case err == nil:
 		return exitOK
 	case errors.Is(err, budget.ErrUnavailable):
 		fprintf(stderr, "headroom budget top: the budget store (Redis) the config names cannot be reached: %v\n", err)
-		return exitBudget
-	case errors.Is(err, context.Canceled):
-		fprintf(stderr, "headroom budget top: %v\n", err)
-		return exitInterrupted
-	default:
-		fprintf(stderr, "headroom budget top: %v\n", err)
-		return other
+		return agent.ExitCode(ctx, "", err)
+	case opening && ctx.Err() == nil:
+		err = agent.Usage(err)
 	}
+	fprintf(stderr, "headroom budget top: %v\n", err)
+	return agent.ExitCode(ctx, "", err)
 }

@@ -11,12 +11,13 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/headroom-agent/headroom/budget"
+	"github.com/spf13/pflag"
+
+	"github.com/headroom-agent/headroom/agent"
 	"github.com/headroom-agent/headroom/calltypes"
 	"github.com/headroom-agent/headroom/config"
 	"github.com/headroom-agent/headroom/internal/safefile"
 	"github.com/headroom-agent/headroom/llm"
-	"github.com/spf13/pflag"
 )
 
 // runCall runs one call of a type and prints its record: how a user tries
@@ -38,6 +39,22 @@ func runCall(fs *pflag.FlagSet) runner {
 			fprintf(stderr, "headroom call: --record-calls %s is the --cassette being replayed: recording again writes a copy, so name another file\n", *record)
 			return exitUsage
 		}
+		// The input is read first (a device, a pipe or a file too large is
+		// refused before anything starts) and decoded once the type is known.
+		var raw []byte
+		var err error
+		if *input == "-" {
+			raw, err = safefile.ReadAll(ctx, os.Stdin, maxInput, "standard input")
+		} else {
+			raw, err = safefile.ReadFile(*input, maxInput, "a JSON file")
+		}
+		if err != nil {
+			if ctx.Err() == nil {
+				err = agent.Usage(err)
+			}
+			fprintf(stderr, "headroom call: --input: %v\n", err)
+			return agent.ExitCode(ctx, "", err)
+		}
 		typeName := args[0]
 		types := calltypes.Default()
 		o := llm.Options{Types: types, Record: *record, Replay: *replay}
@@ -57,17 +74,6 @@ func runCall(fs *pflag.FlagSet) runner {
 			fprintf(stderr, "headroom call: unknown call type %q (have %v)\n", typeName, names)
 			return exitUsage
 		}
-		var raw []byte
-		var err error
-		if *input == "-" {
-			raw, err = io.ReadAll(os.Stdin)
-		} else {
-			raw, err = os.ReadFile(*input)
-		}
-		if err != nil {
-			fprintf(stderr, "headroom call: --input: %v\n", err)
-			return exitUsage
-		}
 		var in any
 		if err := decodeInput(raw, &in); err != nil {
 			fprintf(stderr, "headroom call: %s: %v\n", *input, err)
@@ -76,18 +82,10 @@ func runCall(fs *pflag.FlagSet) runner {
 
 		out, rep, err := caller.Call(ctx, typeName, in, llm.CallOptions{})
 		if err != nil {
+			// An input the type refuses is bad usage (nothing was spent);
+			// a call shed, or a store gone, the budget's.
 			fprintf(stderr, "headroom call: %v\n", err)
-			var ie *calltypes.InputError
-			if errors.As(err, &ie) {
-				return exitUsage // the input file is wrong, and nothing was spent
-			}
-			if errors.Is(err, budget.ErrShed) || errors.Is(err, budget.ErrTooLarge) {
-				return exitBudget
-			}
-			if ctx.Err() != nil {
-				return exitInterrupted
-			}
-			return exitFailed
+			return agent.ExitCode(ctx, "", err)
 		}
 		return printJSON(stdout, struct {
 			llm.Report
@@ -95,6 +93,9 @@ func runCall(fs *pflag.FlagSet) runner {
 		}{rep, out})
 	}
 }
+
+// maxInput bounds a call's input: a page view and a goal are kilobytes.
+const maxInput = 16 << 20
 
 // decodeInput reads a call's input: one JSON value, nothing after it.
 func decodeInput(raw []byte, v *any) error {

@@ -7,9 +7,10 @@ import (
 	"os"
 	"text/tabwriter"
 
+	"github.com/spf13/pflag"
+
 	"github.com/headroom-agent/headroom/calltypes"
 	"github.com/headroom-agent/headroom/config"
-	"github.com/spf13/pflag"
 )
 
 // runCalltypes lists the call types and the caps they are charged at.

@@ -15,6 +15,7 @@ import (
 // Usage errors (an unknown command or flag, a stray argument) print what
 // is wrong and where to look, and exit 2.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	stdout, stderr = shown{stdout}, shown{stderr}
 	root := newRoot(stdout, stderr)
 	root.SetArgs(args)
 	cmd, err := root.ExecuteContextC(ctx)

@@ -5,8 +5,9 @@ import (
 	"io"
 	"os"
 
-	"github.com/headroom-agent/headroom/config"
 	"github.com/spf13/pflag"
+
+	"github.com/headroom-agent/headroom/config"
 )
 
 // demoTask is the task make demo runs: a recorded page, replayed offline.

@@ -16,16 +16,19 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/headroom-agent/headroom/agent"
 )
 
-// Exit codes, the same for every command.
+// Exit codes, the same for every command: agent.ExitCauses is the table
+// from cause to code, which agent.ExitCode reads.
 const (
-	exitOK          = 0   // success
-	exitFailed      = 1   // the work ran and failed
-	exitUsage       = 2   // bad usage, config or task file
-	exitBudget      = 3   // budget could not be had in time
-	exitBrowser     = 4   // browser failure
-	exitInterrupted = 130 // stopped by a signal
+	exitOK          = agent.ExitOK
+	exitFailed      = agent.ExitFailed
+	exitUsage       = agent.ExitUsage
+	exitBudget      = agent.ExitBudget
+	exitBrowser     = agent.ExitBrowser
+	exitInterrupted = agent.ExitInterrupted
 )
 
 func main() {

@@ -6,7 +6,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"sync"
 	"time"
 
@@ -76,7 +75,7 @@ func (m *metricsFlags) start(src metrics.Source, stdout io.Writer) (stop func(),
 			if err := safefile.PrepareTarget(m.emf); err != nil {
 				return stop, fmt.Errorf("--emf: %w", err)
 			}
-			f, err := os.OpenFile(m.emf, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+			f, err := safefile.OpenAppend(m.emf, 0o644)
 			if err != nil {
 				return stop, fmt.Errorf("--emf: %w", err)
 			}

@@ -8,6 +8,8 @@ import (
 	"os"
 	"strings"
 
+	"github.com/spf13/pflag"
+
 	"github.com/headroom-agent/headroom/agent"
 	"github.com/headroom-agent/headroom/browser"
 	"github.com/headroom-agent/headroom/browser/replay"
@@ -15,7 +17,6 @@ import (
 	"github.com/headroom-agent/headroom/config"
 	"github.com/headroom-agent/headroom/internal/plural"
 	"github.com/headroom-agent/headroom/llm/tokens"
-	"github.com/spf13/pflag"
 )
 
 // runObserve prints the page as a call type's calls read it (click-pick's
@@ -80,7 +81,7 @@ func runObserve(fs *pflag.FlagSet) runner {
 		p, err := browser.Open(ctx, o)
 		if err != nil {
 			fprintf(stderr, "headroom observe: %v\n", err)
-			return browserExit(ctx, err)
+			return agent.ExitCode(ctx, "", err)
 		}
 		defer p.Close()
 		_, err = p.Walk(ctx, start, browser.Actions(steps, ".")...)
@@ -91,7 +92,7 @@ func runObserve(fs *pflag.FlagSet) runner {
 		reportFence(stderr, "observe", p.Blocked(), p.ClosedTabs(), bf.verbose)
 		if err != nil {
 			fprintf(stderr, "headroom observe: %v\n", err)
-			return browserExit(ctx, err)
+			return agent.ExitCode(ctx, "", err)
 		}
 		page := agent.ViewOf(typ, snap, nil, -1)
 		rendered := page.Render()

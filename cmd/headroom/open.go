@@ -3,9 +3,11 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 
+	"github.com/headroom-agent/headroom/agent"
 	"github.com/headroom-agent/headroom/budget"
 	_ "github.com/headroom-agent/headroom/budget/redisstore" // redis:// in a config
 	"github.com/headroom-agent/headroom/calltypes"
@@ -17,24 +19,38 @@ import (
 // openCaller opens the Caller every command that calls a model uses: the
 // config file's (the flag's, else $HEADROOM_CONFIG), or the embedded
 // default when there is none. It prints the config's warnings; on failure
-// it has reported the error and returns the exit code: 2 for a config
-// that is wrong, 3 for a budget store (Redis) that cannot be reached.
+// it has reported the error and returns the exit code: the budget's (3)
+// for a store (Redis) that cannot be reached, 130 when interrupted, and
+// otherwise bad usage (2), for the config or a file it or a flag names
+// (a cassette that is not there, with or without a config).
 func openCaller(ctx context.Context, file string, o llm.Options, stderr io.Writer) (*llm.Caller, int) {
+	c, err := loadCaller(ctx, file, o, stderr)
+	if err != nil {
+		if errors.Is(err, budget.ErrUnavailable) {
+			err = fmt.Errorf("the budget store (Redis) the config names cannot be reached: %w", err)
+		} else if ctx.Err() == nil {
+			err = agent.Usage(err)
+		}
+		fprintf(stderr, "headroom: %v\n", err)
+		return nil, agent.ExitCode(ctx, "", err)
+	}
+	return c, exitOK
+}
+
+func loadCaller(ctx context.Context, file string, o llm.Options, stderr io.Writer) (*llm.Caller, error) {
 	if file == "" {
 		file = os.Getenv(config.Env)
 	}
 	if file == "" {
 		c, err := embedded.Open(ctx, o)
 		if err != nil {
-			fprintf(stderr, "headroom: the embedded default: %v\n", err)
-			return nil, exitFailed
+			return nil, fmt.Errorf("the embedded default: %w", err)
 		}
-		return c, exitOK
+		return c, nil
 	}
 	f, warnings, err := config.Load(file)
 	if err != nil {
-		fprintf(stderr, "headroom: %v\n", err)
-		return nil, exitUsage
+		return nil, err
 	}
 	for _, w := range warnings {
 		fprintf(stderr, "headroom: warning: %s\n", w)
@@ -46,32 +62,11 @@ func openCaller(ctx context.Context, file string, o llm.Options, stderr io.Write
 			o.Types = calltypes.Default()
 		}
 		if err := f.Apply(o.Types); err != nil {
-			fprintf(stderr, "headroom: %v\n", err)
-			return nil, exitUsage
+			return nil, err
 		}
-		c, err := embedded.Open(ctx, o)
-		if err != nil {
-			fprintf(stderr, "headroom: %v\n", err)
-			return nil, exitUsage
-		}
-		return c, exitOK
+		return embedded.Open(ctx, o)
 	}
-	c, err := llm.Open(ctx, f, o)
-	switch {
-	case err == nil:
-	case errors.Is(err, budget.ErrUnavailable):
-		// The config is fine; the store it names is not there: a budget
-		// failure, not bad usage.
-		fprintf(stderr, "headroom: the budget store (Redis) the config names cannot be reached: %v\n", err)
-		return nil, exitBudget
-	case ctx.Err() != nil:
-		fprintf(stderr, "headroom: %v\n", err)
-		return nil, exitInterrupted
-	default:
-		fprintf(stderr, "headroom: %v\n", err)
-		return nil, exitUsage
-	}
-	return c, exitOK
+	return llm.Open(ctx, f, o)
 }
 
 // fleetConfig loads the config a budget command reads (the flag's, else

@@ -2,17 +2,18 @@ package main
 
 import (
 	"context"
-	"errors"
 	"io"
 	"net/url"
 	"os"
 	"time"
 
+	"github.com/spf13/pflag"
+
+	"github.com/headroom-agent/headroom/agent"
 	"github.com/headroom-agent/headroom/browser"
 	"github.com/headroom-agent/headroom/browser/replay"
 	"github.com/headroom-agent/headroom/internal/plural"
 	"github.com/headroom-agent/headroom/internal/safefile"
-	"github.com/spf13/pflag"
 )
 
 // runRecord loads a page, takes optional scripted steps, and writes what
@@ -108,21 +109,6 @@ func runRecord(fs *pflag.FlagSet) runner {
 		if n > 0 {
 			fprintf(stderr, "headroom record: %s holds what was recorded before that\n", *out)
 		}
-		return browserExit(ctx, err)
+		return agent.ExitCode(ctx, "", err)
 	}
-}
-
-// browserExit maps a browser error to the exit code: interrupted, browser
-// failure (it would not start, crashed, or a page never loaded), or a
-// run that failed (a step's element was not there, an expectation unmet).
-func browserExit(ctx context.Context, err error) int {
-	switch {
-	case ctx.Err() != nil:
-		return exitInterrupted
-	case errors.Is(err, browser.ErrNotRecorded):
-		return exitFailed // the browser is fine; the recording lacks the page
-	case errors.Is(err, browser.ErrLaunch), errors.Is(err, browser.ErrCrashed), errors.Is(err, browser.ErrLoad), errors.Is(err, browser.ErrBlocked):
-		return exitBrowser
-	}
-	return exitFailed
 }

@@ -1,13 +1,14 @@
 package main
 
 import (
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/headroom-agent/headroom/internal/safefile"
 )
 
 // resources samples the memory a run holds: this process's peak (from the
@@ -59,13 +60,16 @@ func (r *resources) stop() (self, chrome float64) {
 
 func round1(f float64) float64 { return float64(int64(f*10+0.5)) / 10 }
 
+// maxProcFile bounds a /proc file read: a process's status is a page.
+const maxProcFile = 64 << 10
+
 // sample adds up the resident memory of Chrome and its descendants.
 func (r *resources) sample() {
 	parent := map[int]int{}
 	rss := map[int]int64{}
 	stats, _ := filepath.Glob("/proc/[0-9]*/status")
 	for _, f := range stats {
-		b, err := os.ReadFile(f)
+		b, err := safefile.ReadFile(f, maxProcFile, "a /proc file")
 		if err != nil {
 			continue
 		}
@@ -104,7 +108,7 @@ func (r *resources) sample() {
 // pss is a process's proportional set size in kB, or its resident size
 // where the kernel does not say.
 func pss(pid int, rss int64) int64 {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/smaps_rollup")
+	b, err := safefile.ReadFile("/proc/"+strconv.Itoa(pid)+"/smaps_rollup", maxProcFile, "a /proc file")
 	if err != nil {
 		return rss
 	}

@@ -3,15 +3,14 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
-	"slices"
 	"time"
 
 	"io"
+
+	"github.com/spf13/pflag"
 
 	"github.com/headroom-agent/headroom/agent"
 	"github.com/headroom-agent/headroom/browser"
@@ -19,7 +18,6 @@ import (
 	"github.com/headroom-agent/headroom/internal/plural"
 	"github.com/headroom-agent/headroom/internal/safefile"
 	"github.com/headroom-agent/headroom/llm"
-	"github.com/spf13/pflag"
 )
 
 // runTask runs one agent on a task file and prints its result: the
@@ -32,6 +30,8 @@ func runTask(fs *pflag.FlagSet) runner {
 	session := fs.String("session", "", "the session `key` the calls keep affinity by (default the task's name and a random suffix)")
 	tasksFile := fs.String("tasks", "", "run one task of this task list `file` (tasks: [...]), the one at --index")
 	index := fs.String("index", "", "run task `N` of --tasks, counting from 0 (default $JOB_COMPLETION_INDEX, else $HEADROOM_TASK_INDEX)")
+	var extra listFlag
+	fs.Var(&extra, "allow-extra", "let the browser reach this `domain` too, beyond the task's allowed domains (the result records it); repeat for more")
 	var bf browserFlags
 	bf.addBrowser(fs)
 	var mf metricsFlags
@@ -43,6 +43,10 @@ func runTask(fs *pflag.FlagSet) runner {
 			return exitUsage
 		}
 		if _, err := bf.load(); err != nil {
+			fprintf(stderr, "headroom run: %v\n", err)
+			return exitUsage
+		}
+		if err := checkDomains("--allow-extra", extra); err != nil {
 			fprintf(stderr, "headroom run: %v\n", err)
 			return exitUsage
 		}
@@ -85,7 +89,7 @@ func runTask(fs *pflag.FlagSet) runner {
 			}
 		}
 
-		bo, matcher, err := taskBrowser(bf.options(stderr), task)
+		bo, matcher, err := taskBrowser(bf.options(stderr), task, domains(extra))
 		if err != nil {
 			fprintf(stderr, "headroom run: %v\n", err)
 			return exitUsage
@@ -114,21 +118,26 @@ func runTask(fs *pflag.FlagSet) runner {
 			}
 		}
 
-		page, err := browser.Open(ctx, bo)
-		if err != nil {
-			fprintf(stderr, "headroom run: %v\n", err)
-			return browserExit(ctx, err)
+		var res agent.Result
+		var runErr error
+		if page, err := browser.Open(ctx, bo); err != nil {
+			// No browser, no run; but a result all the same, which says why.
+			res, runErr = agent.Result{Task: task.Name, Status: agent.Errored, Reason: err.Error(), Steps: []agent.Step{}, Calls: []llm.Report{}}, err
+			if ctx.Err() != nil {
+				res.Reason = "interrupted while the browser started"
+			}
+		} else {
+			watch := watchResources(page.PID())
+			res, runErr = agent.Run(ctx, task, agent.Options{
+				Page: page, Caller: caller, Session: *session, Progress: stderr, OutDir: *outDir,
+			})
+			page.Close()
+			res.Totals.PeakRSSMB, res.Totals.ChromePeakRSSMB = watch.stop()
 		}
-		watch := watchResources(page.PID())
-		res, runErr := agent.Run(ctx, task, agent.Options{
-			Page: page, Caller: caller, Session: *session, Progress: stderr, OutDir: *outDir,
-		})
-		page.Close()
 		stopMetrics() // the run's last figures, SIGTERM or not
-		res.Totals.PeakRSSMB, res.Totals.ChromePeakRSSMB = watch.stop()
 		reportFence(stderr, "run", res.Refused, res.ClosedTabs, bf.verbose)
 
-		code = exitCode(ctx, res.Status, runErr)
+		code = agent.ExitCode(ctx, res.Status, runErr)
 		if rec != nil && rec.Len() > 0 {
 			// Even a run that failed or was stopped recorded what it saw.
 			if err := rec.Archive().WriteFile(*recordHAR); err != nil {
@@ -156,17 +165,17 @@ func runTask(fs *pflag.FlagSet) runner {
 }
 
 // taskBrowser is the browser a task runs in: confined to its allowed
-// domains (or its start URL's host), answered from its replay when it has
-// one, and with Chrome's helpers reaped by this process, whose agent it
-// is.
-func taskBrowser(bo browser.Options, task *agent.Task) (browser.Options, *replay.Matcher, error) {
+// domains (its start URL's host when it names none), narrowed by --allow
+// and widened on purpose by --allow-extra; answered from its replay when
+// it has one; and with Chrome's helpers reaped by this process, whose
+// agent it is.
+func taskBrowser(bo browser.Options, task *agent.Task, extra []string) (browser.Options, *replay.Matcher, error) {
 	bo.ReapHelpers = true
-	bo.AllowedDomains = append(slices.Clone(bo.AllowedDomains), task.AllowedDomains...)
-	if len(bo.AllowedDomains) == 0 {
-		if u, err := url.Parse(task.StartURL); err == nil {
-			bo.AllowedDomains = []string{u.Hostname()}
-		}
+	allowed, err := task.AllowedWith(bo.AllowedDomains, extra)
+	if err != nil {
+		return bo, nil, err
 	}
+	bo.AllowedDomains = allowed
 	if task.Replay == "" {
 		return bo, nil, nil
 	}
@@ -191,25 +200,4 @@ func writeOut(dir string, res *agent.Result) error {
 	return safefile.WriteFile(filepath.Join(dir, "report.html"), 0o644, func(w io.Writer) error {
 		return agent.WriteReport(w, res, dir)
 	})
-}
-
-// exitCode is DESIGN's contract: 0 succeeded; 1 the task ran and did not
-// succeed; 3 the budget shed it; 4 the browser failed; 130 interrupted.
-func exitCode(ctx context.Context, s agent.Status, err error) int {
-	switch s {
-	case agent.Succeeded:
-		return exitOK
-	case agent.Shed:
-		return exitBudget
-	case agent.Errored:
-		switch {
-		case ctx.Err() != nil:
-			return exitInterrupted
-		case errors.Is(err, browser.ErrNotRecorded):
-			return exitFailed // the browser is fine; the recording lacks the page
-		case errors.Is(err, browser.ErrLaunch), errors.Is(err, browser.ErrCrashed), errors.Is(err, browser.ErrClosed), errors.Is(err, browser.ErrLoad):
-			return exitBrowser
-		}
-	}
-	return exitFailed
 }

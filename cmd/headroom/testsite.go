@@ -10,8 +10,9 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/headroom-agent/headroom/internal/testsite"
 	"github.com/spf13/pflag"
+
+	"github.com/headroom-agent/headroom/internal/testsite"
 )
 
 // testsiteAddr is where testdata/pages was recorded: served there, a live

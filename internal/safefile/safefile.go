@@ -5,6 +5,7 @@
 package safefile
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -44,6 +45,31 @@ func ReadFile(path string, limit int64, what string) ([]byte, error) {
 		return nil, fmt.Errorf("%s: over %d bytes: at most %d are read", path, limit, limit)
 	}
 	return data, nil
+}
+
+// ReadAll reads what r holds up to limit bytes, for a stream that is no
+// file (standard input): more than limit is an error, and so is ctx ending
+// first (SIGTERM), whatever the read is waiting on. A read still waiting
+// then is left to end with the process.
+func ReadAll(ctx context.Context, r io.Reader, limit int64, what string) ([]byte, error) {
+	type result struct {
+		data []byte
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		data, err := io.ReadAll(io.LimitReader(r, limit+1))
+		done <- result{data, err}
+	}()
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case res := <-done:
+		if res.err == nil && int64(len(res.data)) > limit {
+			res.err = fmt.Errorf("%s: over %d bytes: at most %d are read", what, limit, limit)
+		}
+		return res.data, res.err
+	}
 }
 
 // kind names a file mode that is not a regular file.

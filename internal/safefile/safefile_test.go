@@ -1,6 +1,8 @@
 package safefile
 
 import (
+	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -113,5 +115,49 @@ func TestSame(t *testing.T) {
 		if got := Same(c.a, c.b); got != c.want {
 			t.Errorf("Same(%s, %s) = %v", c.a, c.b, got)
 		}
+	}
+}
+
+func TestReadFileRefusesDevicesAndBounds(t *testing.T) {
+	big := filepath.Join(t.TempDir(), "big")
+	if err := os.WriteFile(big, make([]byte, 11), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ path, want string }{
+		{"/dev/zero", "not a regular file (a character device)"},
+		{t.TempDir(), "not a regular file (a directory)"},
+		{big, "11 bytes: at most 10 are read"},
+	} {
+		if _, err := ReadFile(c.path, 10, "a file"); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("ReadFile(%s) = %v, want %q", c.path, err, c.want)
+		}
+	}
+}
+
+// A stream is read to its bound and no further, and a read that waits on
+// a writer that never writes ends when the context does.
+func TestReadAllBoundsAStreamAndStopsWithTheContext(t *testing.T) {
+	zero, err := os.Open("/dev/zero")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zero.Close()
+	if _, err := ReadAll(context.Background(), zero, 1<<20, "standard input"); err == nil || !strings.Contains(err.Error(), "over 1048576 bytes") {
+		t.Errorf("/dev/zero: %v", err)
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	defer r.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	if _, err := ReadAll(ctx, r, 10, "standard input"); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("a silent pipe: %v", err)
+	}
+	b, err := ReadAll(context.Background(), strings.NewReader("{}"), 10, "standard input")
+	if err != nil || string(b) != "{}" {
+		t.Errorf("a short stream: %q, %v", b, err)
 	}
 }

@@ -3,17 +3,19 @@ package azuresim
 import (
 	"cmp"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
 	"github.com/headroom-agent/headroom/internal/yamlconf"
 )
 
+// maxConfig bounds what LoadConfig reads: a deployments file is a page.
+const maxConfig = 1 << 20
+
 // LoadConfig reads a deployments file. Every problem is reported as
 // file:line: field: what is wrong.
 func LoadConfig(file string) (Config, error) {
-	data, err := os.ReadFile(file)
+	data, err := yamlconf.ReadFile(file, maxConfig)
 	if err != nil {
 		return Config{}, err
 	}

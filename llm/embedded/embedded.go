@@ -23,7 +23,9 @@ const (
 	modelVersion = "2024-07-18"
 	tpm          = 200000
 	keyEnv       = "HEADROOM_EMBEDDED_KEY" // read through o.Dispatcher.Getenv, never the environment
-	key          = "embedded"
+	// key is the simulator's, held as any key is: a secret value no
+	// output writes (redact.Secret). So it is a string no output holds.
+	key = "headroom-embedded-simulator-key"
 )
 
 // Open opens a Caller on the embedded default, answered by the heuristic.
