@@ -3,13 +3,18 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"html"
+	"io"
 	"io/fs"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/headroom-agent/headroom/internal/testsite"
@@ -29,6 +34,10 @@ const (
 	canaryAPIKey   = "CANARY-APIKEY-3390"    // a nested JSON body field "api_key" posted by page JS
 	canaryTyped    = "CANARY-TYPED-5582"     // typed into a password field by a step, posted as JSON
 	canaryAttr     = "CANARY-PWATTR-2219"    // a password field's value attribute, no label
+	canaryPW1      = "CANARY-PW1-6408"       // typed into a password field named pw1, posted as a form, JSON and text
+	canaryURLCode  = "CANARY-URLCODE-3301"   // code= in a link's query, followed
+	canaryURLSess  = "CANARY-URLSESS-7720"   // session_id= in the link, echoed by the page it opens
+	canaryURLAuth  = "CANARY-URLAUTH-5146"   // auth= in the link
 )
 
 func canaries() map[string]string {
@@ -36,6 +45,8 @@ func canaries() map[string]string {
 		"deployment key": canaryKey, "cookie": testsite.SessionCookie, "authorization header": canaryAuth,
 		"session header": canarySession, "code parameter": canaryCode, "JSON password": canaryJSONPass,
 		"JSON api_key": canaryAPIKey, "typed password": canaryTyped, "password value attribute": canaryAttr,
+		"password typed into pw1": canaryPW1, "code in a link": canaryURLCode, "session_id in a link": canaryURLSess,
+		"auth in a link": canaryURLAuth,
 	}
 }
 
@@ -46,13 +57,46 @@ func split(s string) string {
 	return fmt.Sprintf("[%q, %q].join('')", s[:i], s[i:])
 }
 
-func canarySite(t *testing.T) *httptest.Server {
+// received is what the canary site was sent: the secrets must reach it,
+// and nothing else.
+type received struct {
+	mu   sync.Mutex
+	seen []string
+}
+
+func (r *received) add(s string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.seen = append(r.seen, s)
+}
+
+func (r *received) has(s string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.ContainsFunc(r.seen, func(x string) bool { return strings.Contains(x, s) })
+}
+
+func canarySite(t *testing.T) (*httptest.Server, *received) {
 	t.Helper()
+	got := &received{}
 	login := `<!doctype html><html><head><title>Canary login</title></head><body>
 <h1>Sign in</h1>
 <input type=password id=pw>
+<label>Second password <input type=password id=pw1 name=pw1></label>
 <button id=signin>Sign in</button>
 <p id=state>not signed in</p>
+<p><a id=account>Your account</a></p>
+<script>
+document.getElementById('account').href = '/canary/account?code=' + ` + split(canaryURLCode) + ` +
+  '&session_id=' + ` + split(canaryURLSess) + ` + '&auth=' + ` + split(canaryURLAuth) + ` + '&view=full';
+function postPW1() {
+  const v = document.getElementById('pw1').value;
+  if (!v) return;
+  fetch('/canary/form', {method: 'POST', headers: {'Content-Type': 'application/x-www-form-urlencoded'}, body: 'user=ann&pw1=' + encodeURIComponent(v)});
+  fetch('/canary/form', {method: 'POST', headers: {'Content-Type': 'application/json'}, body: JSON.stringify({user: 'ann', pw1: v})});
+  fetch('/canary/form', {method: 'POST', headers: {'Content-Type': 'text/plain'}, body: 'user=ann;pw1=' + v});
+}
+</script>
 <script>
 function post(body) {
   return fetch('/canary/api?code=' + ` + split(canaryCode) + ` + '&q=1', {method: 'POST',
@@ -61,6 +105,7 @@ function post(body) {
 }
 post({user: 'ann', password: ` + split(canaryJSONPass) + `, credentials: {api_key: ` + split(canaryAPIKey) + `}});
 document.getElementById('signin').onclick = () => {
+  postPW1();
   post({user: 'ann', password: document.getElementById('pw').value}).then(a => {
     document.getElementById('state').textContent = a.ok ? 'Signed in as ann' : 'refused';
   });
@@ -81,6 +126,18 @@ document.getElementById('signin').onclick = () => {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte(`{"ok": true}`))
 	})
+	mux.HandleFunc("POST /canary/form", func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(io.LimitReader(r.Body, 1<<16))
+		got.add("form " + string(b))
+		w.WriteHeader(http.StatusNoContent)
+	})
+	mux.HandleFunc("GET /canary/account", func(w http.ResponseWriter, r *http.Request) {
+		got.add("account " + r.URL.RawQuery)
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		// The page shows the session it was given, where no name marks it.
+		fmt.Fprintf(w, `<!doctype html><html><head><title>Your account</title></head><body><h1>Your account</h1>
+<p>Signed in, session %s.</p></body></html>`, html.EscapeString(r.URL.Query().Get("session_id")))
+	})
 	mux.Handle("/", testsite.Handler())
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.SetCookie(w, &http.Cookie{Name: "session", Value: testsite.SessionCookie, Path: "/"})
@@ -88,7 +145,7 @@ document.getElementById('signin').onclick = () => {
 		mux.ServeHTTP(w, r)
 	}))
 	t.Cleanup(srv.Close)
-	return srv
+	return srv, got
 }
 
 // outputs gathers what a command left: its stdout and stderr and every
@@ -117,13 +174,14 @@ func TestCanarySecretsReachNoOutput(t *testing.T) {
 			t.Skip("no Chromium")
 		}
 	}
-	srv := canarySite(t)
+	srv, got := canarySite(t)
 	dir := t.TempDir()
 	out := outputs{}
 	ran := func(name string, code int, stdout, stderr string) {
 		out[name+": stdout"], out[name+": stderr"] = stdout, stderr
 	}
-	steps := writeFile(t, dir, "steps.yaml", "- type: \"#pw\"\n  text: "+canaryTyped+"\n- click: \"#signin\"\n- expect: Signed in as ann\n")
+	steps := writeFile(t, dir, "steps.yaml", "- type: \"#pw\"\n  text: "+canaryTyped+"\n- type: \"#pw1\"\n  text: "+canaryPW1+
+		"\n- click: \"#signin\"\n- expect: Signed in as ann\n- click: \"#account\"\n- expect: Your account\n")
 	login := srv.URL + "/canary/login.html"
 
 	// observe, live: the prefilled password and the typed one.
@@ -132,10 +190,17 @@ func TestCanarySecretsReachNoOutput(t *testing.T) {
 	if code != exitOK || !strings.Contains(so, "type=password") {
 		t.Errorf("observe prefilled exited %d:\n%s\n%s", code, so, se)
 	}
-	code, so, se = runCmd(t, "observe", login, "--steps", steps, "--json")
-	ran("observe login", code, so, se)
-	if code != exitOK || !strings.Contains(so, "Signed in as ann") {
-		t.Errorf("observe login exited %d:\n%s\n%s", code, so, se)
+	// In processes of their own: what one command made secret in this
+	// test's process must not hide what another would leak.
+	o := runBinary(t, nil, "observe", login, "--json")
+	ran("observe login, before", o.code, o.stdout, o.stderr)
+	if o.code != exitOK || !strings.Contains(o.stdout, `"href": "/canary/account?code=%5Bredacted%5D\u0026session_id=%5Bredacted%5D\u0026auth=%5Bredacted%5D\u0026view=full"`) {
+		t.Errorf("observe login exited %d:\n%s\n%s", o.code, o.stdout, o.stderr)
+	}
+	o = runBinary(t, nil, "observe", login, "--steps", steps, "--json")
+	ran("observe login", o.code, o.stdout, o.stderr)
+	if o.code != exitOK || !strings.Contains(o.stdout, "Signed in, session [redacted]") {
+		t.Errorf("observe login exited %d:\n%s\n%s", o.code, o.stdout, o.stderr)
 	}
 
 	// record, then replay the recording offline: the redacted requests
@@ -149,7 +214,7 @@ func TestCanarySecretsReachNoOutput(t *testing.T) {
 	}
 	code, so, se = runCmd(t, "observe", "--har", har, "--steps", steps)
 	ran("observe --har", code, so, se)
-	if code != exitOK || !strings.Contains(so, "Signed in as ann") {
+	if code != exitOK || !strings.Contains(so, "Your account") {
 		t.Errorf("observing the recording exited %d (the redacted requests should match):\n%s\n%s", code, so, se)
 	}
 
@@ -203,14 +268,31 @@ max_steps: 4
 steps:
   - type: "#pw"
     text: %s
+  - type: "#pw1"
+    text: %s
   - click: "#signin"
-`, login, canaryTyped))
+  - expect: Signed in as ann
+  - click: "#account"
+`, login, canaryTyped, canaryPW1))
 	r := runBinary(t, nil, "run", task, "--out", filepath.Join(runDir, "out"), "--record-har", filepath.Join(runDir, "run.har"), "--record-calls", filepath.Join(runDir, "calls.jsonl"))
 	ran("run", r.code, r.stdout, r.stderr)
 	if r.code < 0 {
 		t.Fatalf("run: %s", r.stderr)
 	}
 	t.Logf("run exited %d", r.code)
+	// The recording replays: the requests that held the typed secrets
+	// match, redacted the same way.
+	replayed := writeFile(t, runDir, "replay.yaml", mustRead(t, task)+"replay: "+filepath.Join(runDir, "run.har")+"\n")
+	r = runBinary(t, nil, "run", replayed)
+	ran("run replayed", r.code, r.stdout, r.stderr)
+	if strings.Contains(r.stderr, "missed") || r.code != exitOK && r.code != exitFailed {
+		t.Errorf("the replay of the run exited %d:\n%s", r.code, r.stderr)
+	}
+	for _, sent := range []string{"pw1=" + canaryPW1, `"pw1":"` + canaryPW1, "code=" + canaryURLCode, "session_id=" + canaryURLSess, "auth=" + canaryURLAuth} {
+		if !got.has(sent) {
+			t.Errorf("the site never got %s: the secret must reach it", sent)
+		}
+	}
 
 	out.files(t, recDir, callDir, runDir)
 	for _, must := range []string{har, cas, filepath.Join(runDir, "run.har"), filepath.Join(runDir, "out", "result.json"), filepath.Join(runDir, "out", "report.html"), filepath.Join(runDir, "calls.jsonl")} {
@@ -228,7 +310,7 @@ steps:
 	found := 0
 	for what, c := range canaries() {
 		for _, n := range names {
-			if n == in || n == miss || n == cfg || n == steps || n == task { // what the test wrote
+			if n == in || n == miss || n == cfg || n == steps || n == task || n == replayed { // what the test wrote
 				continue
 			}
 			if strings.Contains(out[n], c) {
@@ -247,4 +329,56 @@ func mustRead(t *testing.T, p string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// A server may echo the request it refuses, key and all: whatever it
+// sends back, the key reaches no output of call or run.
+func TestAKeyEchoedInAnErrorReachesNoOutput(t *testing.T) {
+	t.Parallel()
+	const key = "CANARY-ECHOED-KEY-8164"
+	sim, err := azuresim.New(azuresim.Config{Deployments: []azuresim.Deployment{{Name: "echo", Model: "gpt-4o", TPM: 1_000_000, Reply: "heuristic"}}},
+		azuresim.Options{APIKeys: []string{key}, Models: map[string]azuresim.Model{"heuristic": heuristic.Model{}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	simHandler := sim.Handler()
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !strings.Contains(r.URL.Path, "/deployments/echo/") {
+			simHandler.ServeHTTP(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		k := r.Header.Get("api-key")
+		fmt.Fprintf(w, `{"error": {"code": "invalid_request_error", "param": "api-key", "message": "Invalid header 'api-key': %s (%s) is not valid here; request: %s %s?api-key=%s"}}`,
+			k, url.QueryEscape(k), r.Method, r.URL.Path, url.QueryEscape(k))
+	}))
+	defer front.Close()
+	dir := t.TempDir()
+	cfg := writeFile(t, dir, "headroom.yaml", fmt.Sprintf("deployments:\n  - {name: echo, endpoint: %q, model: gpt-4o, tpm: 1000000, auth: {api_key_env: ECHO_KEY}}\n", front.URL))
+	env := []string{"ECHO_KEY=" + key}
+	in := writeFile(t, dir, "in.json", `{"question": "Is the box checked?", "goal": "check the box", "page": "url: https://x.example/\ntitle: Terms\n[0] checkbox \"Agree\" checked"}`)
+	site := animalSite(t)
+	task := writeFile(t, dir, "task.yaml", zebraTask(site.URL))
+	out := filepath.Join(dir, "out")
+
+	outputs := map[string]string{}
+	c := runBinary(t, env, "call", "yes-no", "--input", in, "--config", cfg)
+	outputs["call: stdout"], outputs["call: stderr"] = c.stdout, c.stderr
+	if c.code != exitFailed || !strings.Contains(c.stderr, "400") {
+		t.Errorf("call exited %d, want 1 with the 400:\n%s", c.code, c.stderr)
+	}
+	r := runBinary(t, env, "run", task, "--config", cfg, "--out", out)
+	outputs["run: stdout"], outputs["run: stderr"] = r.stdout, r.stderr
+	if r.code != exitFailed || !strings.Contains(r.stdout, "Invalid header") {
+		t.Errorf("run exited %d, want 1 with the 400 in its result:\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	for _, f := range []string{"result.json", "report.html"} {
+		outputs[f] = mustRead(t, filepath.Join(out, f))
+	}
+	for name, text := range outputs {
+		if strings.Contains(text, "CANARY-ECHOED") {
+			t.Errorf("the key reached %s:\n%s", name, text)
+		}
+	}
 }
