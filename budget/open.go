@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/headroom-agent/headroom/internal/redact"
 )
 
 // A StoreDriver opens the shared store a config's redis: field names. A
@@ -58,6 +60,9 @@ func OpenStore(ctx context.Context, cfg *Config) (Store, error) {
 	scheme := addr
 	if u, err := url.Parse(addr); err == nil && u.Scheme != "" {
 		scheme = u.Scheme
+		if pw, ok := u.User.Password(); ok {
+			redact.Secret(pw) // a driver's error may quote the URL it dialled
+		}
 	}
 	drivers.RLock()
 	d, ok := drivers.m[scheme]

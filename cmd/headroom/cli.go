@@ -9,6 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/headroom-agent/headroom/agent"
 )
 
 // run parses args into a command and runs it, returning its exit code.
@@ -36,17 +38,23 @@ type exitError int
 
 func (e exitError) Error() string { return fmt.Sprintf("exit %d", int(e)) }
 
-const rootLong = `headroom runs browser-automation agents that share one Azure OpenAI budget.
-
-Exit codes, the same for every command: 0 success, 1 the work ran and
-failed, 2 bad usage, config or task file, 3 no budget in time, 4 browser
-failure, 130 interrupted.`
+// rootLong is headroom's help: what it is, and the exit codes, from the
+// one table every command's code comes from (agent.ExitCauses).
+func rootLong() string {
+	var b strings.Builder
+	b.WriteString("headroom runs browser-automation agents that share one Azure OpenAI budget.\n\n")
+	b.WriteString("Exit codes, the same for every command (the first cause that holds decides):\n")
+	for _, c := range agent.ExitCauses {
+		fmt.Fprintf(&b, "  %3d  %s\n", c.Code, c.Cause)
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
 
 func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root := &cobra.Command{
 		Use:     "headroom",
 		Short:   "browser-automation agents that share one Azure OpenAI budget",
-		Long:    rootLong,
+		Long:    rootLong(),
 		Version: versionString(),
 		// headroom alone prints its help and succeeds, as gh and kubectl do.
 		Args: groupArgs,

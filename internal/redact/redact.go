@@ -1,6 +1,9 @@
-// Package redact holds the one mark that stands where a secret was
-// removed, and the one list of names whose values are secret, so that HAR
-// files, cassettes, logs and errors all redact alike.
+// Package redact is the one rule every output keeps: the mark that stands
+// where a secret was removed, the one list of names whose values are
+// secret, and the process's secret values, so that HAR files, cassettes,
+// results, reports, logs and errors all redact alike. What a HAR file
+// redacts, no other output writes either: URL applies the rule to a URL,
+// Text to any text, Copy to every string of a value, Error to an error.
 //
 // # Secret names
 //
