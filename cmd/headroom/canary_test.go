@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
 	"net/url"
 	"os"
 	"os/exec"
@@ -18,8 +19,6 @@ import (
 	"testing"
 
 	"github.com/headroom-agent/headroom/internal/testsite"
-	"github.com/headroom-agent/headroom/llm/azuresim"
-	"github.com/headroom-agent/headroom/llm/azuresim/heuristic"
 )
 
 // The canaries: known secrets put through every path a secret can take.
@@ -220,20 +219,11 @@ func TestCanarySecretsReachNoOutput(t *testing.T) {
 
 	// call --record and --replay through a config whose deployment's key
 	// is a canary, with the key in the call's input by accident.
-	sim, err := azuresim.New(azuresim.Config{Deployments: []azuresim.Deployment{{Name: "d", Model: "gpt-4o", TPM: 1_000_000, Reply: "heuristic"}}},
-		azuresim.Options{APIKeys: []string{canaryKey}, Models: map[string]azuresim.Model{"heuristic": heuristic.Model{}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	simRun, err := sim.Start("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer simRun.Close()
+	simURL := heuristicSim(t, "d:gpt-4o").URL
 	t.Setenv("HEADROOM_CANARY_KEY", canaryKey)
 	callDir := filepath.Join(dir, "call")
 	_ = os.MkdirAll(callDir, 0o755)
-	cfg := writeFile(t, callDir, "headroom.yaml", fmt.Sprintf("deployments:\n  - {name: d, endpoint: %q, model: gpt-4o, tpm: 1000000, auth: {api_key_env: HEADROOM_CANARY_KEY}}\n", simRun.URL))
+	cfg := writeFile(t, callDir, "headroom.yaml", fmt.Sprintf("deployments:\n  - {name: d, endpoint: %q, model: gpt-4o, tpm: 1000000, auth: {api_key_env: HEADROOM_CANARY_KEY}}\n", simURL))
 	page, _ := json.Marshal("url: " + login + "\ntitle: Canary login\nSign in. Debug: api-key=" + canaryKey + "\n[0] textbox \"Password\" type=password\n[1] button \"Sign in\"")
 	in := writeFile(t, callDir, "in.json", `{"goal": "sign in", "plan": ["sign in"], "step": 1, "page": `+string(page)+`}`)
 	cas := filepath.Join(callDir, "calls.jsonl")
@@ -336,15 +326,16 @@ func mustRead(t *testing.T, p string) string {
 func TestAKeyEchoedInAnErrorReachesNoOutput(t *testing.T) {
 	t.Parallel()
 	const key = "CANARY-ECHOED-KEY-8164"
-	sim, err := azuresim.New(azuresim.Config{Deployments: []azuresim.Deployment{{Name: "echo", Model: "gpt-4o", TPM: 1_000_000, Reply: "heuristic"}}},
-		azuresim.Options{APIKeys: []string{key}, Models: map[string]azuresim.Model{"heuristic": heuristic.Model{}}})
+	// A front door to the simulator that answers every chat call with a
+	// 400 quoting the request's key.
+	sim, err := url.Parse(heuristicSim(t, "echo:gpt-4o").URL)
 	if err != nil {
 		t.Fatal(err)
 	}
-	simHandler := sim.Handler()
+	proxy := httputil.NewSingleHostReverseProxy(sim)
 	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !strings.Contains(r.URL.Path, "/deployments/echo/") {
-			simHandler.ServeHTTP(w, r)
+		if !strings.HasSuffix(r.URL.Path, "/chat/completions") {
+			proxy.ServeHTTP(w, r)
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")

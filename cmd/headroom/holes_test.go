@@ -16,8 +16,6 @@ import (
 
 	"github.com/headroom-agent/headroom/agent"
 	"github.com/headroom-agent/headroom/internal/redistest"
-	"github.com/headroom-agent/headroom/llm/azuresim"
-	"github.com/headroom-agent/headroom/llm/azuresim/heuristic"
 )
 
 // escapeSite is a page whose title and words hold what a terminal acts
@@ -151,9 +149,24 @@ func TestReadersAreBounded(t *testing.T) {
 		}
 	}
 
+	// A process signalled before it reached main dies of the signal: that
+	// is no answer, so it is asked again, later after its start.
+	for _, wait := range []time.Duration{500 * time.Millisecond, 2 * time.Second, 5 * time.Second} {
+		if stopsOnSIGTERM(t, wait, "call", "yes-no", "--input", "-") {
+			return
+		}
+	}
+	t.Error("call --input - was killed by SIGTERM three times, never handling it")
+}
+
+// stopsOnSIGTERM starts headroom with a standard input that stays open
+// and silent, signals it after wait, and reports whether it handled the
+// signal: false when the signal killed it before it could.
+func stopsOnSIGTERM(t *testing.T, wait time.Duration, args ...string) bool {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cmd := headroomCmd(t, ctx, nil, "call", "yes-no", "--input", "-")
+	cmd := headroomCmd(t, ctx, nil, args...)
 	stdin, err := cmd.StdinPipe() // open, and never written to
 	if err != nil {
 		t.Fatal(err)
@@ -162,7 +175,7 @@ func TestReadersAreBounded(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(500 * time.Millisecond)
+	time.Sleep(wait)
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
@@ -171,12 +184,16 @@ func TestReadersAreBounded(t *testing.T) {
 	select {
 	case err := <-waited:
 		var ee *exec.ExitError
-		if !errors.As(err, &ee) || ee.ExitCode() != exitInterrupted {
-			t.Errorf("call --input - on SIGTERM: %v; want exit %d", err, exitInterrupted)
+		switch {
+		case errors.As(err, &ee) && !ee.Exited():
+			return false
+		case !errors.As(err, &ee) || ee.ExitCode() != exitInterrupted:
+			t.Errorf("headroom %v on SIGTERM: %v; want exit %d", args, err, exitInterrupted)
 		}
 	case <-time.After(10 * time.Second):
-		t.Fatal("call --input - ignored SIGTERM")
+		t.Errorf("headroom %v ignored SIGTERM", args)
 	}
+	return true
 }
 
 // aliasBomb is a list under head of 9 aliases to 9 aliases, levels deep.
@@ -195,17 +212,8 @@ func TestExitCodesAgreeAcrossCommands(t *testing.T) {
 	t.Parallel()
 	srv := animalSite(t)
 	dir := t.TempDir()
-	sim, err := azuresim.New(azuresim.Config{Deployments: []azuresim.Deployment{{Name: "d", Model: "gpt-4o", TPM: 1_000_000, Reply: "heuristic"}}},
-		azuresim.Options{Models: map[string]azuresim.Model{"heuristic": heuristic.Model{}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	simRun, err := sim.Start("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer simRun.Close()
-	deployment := fmt.Sprintf("  - {name: d, endpoint: %q, model: gpt-4o, tpm: 1000000, auth: {api_key_env: EXIT_KEY}}\n", simRun.URL)
+	simURL := heuristicSim(t, "d:gpt-4o").URL
+	deployment := fmt.Sprintf("  - {name: d, endpoint: %q, model: gpt-4o, tpm: 1000000, auth: {api_key_env: EXIT_KEY}}\n", simURL)
 	cfg := writeFile(t, dir, "headroom.yaml", "deployments:\n"+deployment)
 	env := []string{"EXIT_KEY=exit-test-key"}
 	in := writeFile(t, dir, "in.json", `{"question": "Is it?", "goal": "g", "page": "url: https://x.example/\ntitle: T\n[0] button \"Go\""}`)
@@ -243,18 +251,9 @@ func TestRunRedisDownMidRunExitsBudget(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer rs.Kill()
-	sim, err := azuresim.New(azuresim.Config{Deployments: []azuresim.Deployment{{Name: "d", Model: "gpt-4o", TPM: 1_000_000, Reply: "heuristic"}}},
-		azuresim.Options{Models: map[string]azuresim.Model{"heuristic": heuristic.Model{}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	simRun, err := sim.Start("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer simRun.Close()
+	simURL := heuristicSim(t, "d:gpt-4o").URL
 	dir := t.TempDir()
-	cfg := writeFile(t, dir, "headroom.yaml", fmt.Sprintf("redis: %s\ndeployments:\n  - {name: d, endpoint: %q, model: gpt-4o, tpm: 1000000, auth: {api_key_env: EXIT_KEY}}\n", rs.URL(), simRun.URL))
+	cfg := writeFile(t, dir, "headroom.yaml", fmt.Sprintf("redis: %s\ndeployments:\n  - {name: d, endpoint: %q, model: gpt-4o, tpm: 1000000, auth: {api_key_env: EXIT_KEY}}\n", rs.URL(), simURL))
 	task := writeFile(t, dir, "wander.yaml", wanderTask(srv.URL, ""))
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -299,7 +298,13 @@ func TestRunSIGTERMWhileChromeStarts(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(time.Second)
+	// The signal comes once the browser is being started: the stand-in
+	// for Chrome is running below headroom.
+	for began := time.Now(); len(descendantsOf(cmd.Process.Pid)) == 0; time.Sleep(50 * time.Millisecond) {
+		if time.Since(began) > 30*time.Second {
+			t.Fatalf("no browser started in 30s:\n%s", stderr.String())
+		}
+	}
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}

@@ -52,21 +52,13 @@ func (c *aliasCounter) count(n ast.Node) int64 {
 	case nil:
 		return 0
 	case *ast.MappingNode:
-		sum := int64(1)
-		for _, kv := range v.Values {
-			sum = c.add(sum, c.count(kv))
-		}
-		return sum
+		return countAll(c, v.Values)
 	case *ast.MappingValueNode:
 		return c.add(c.count(v.Key), c.count(v.Value))
 	case *ast.MappingKeyNode:
 		return c.count(v.Value)
 	case *ast.SequenceNode:
-		sum := int64(1)
-		for _, e := range v.Values {
-			sum = c.add(sum, c.count(e))
-		}
-		return sum
+		return countAll(c, v.Values)
 	case *ast.TagNode:
 		return c.count(v.Value)
 	case *ast.AnchorNode:
@@ -86,6 +78,16 @@ func (c *aliasCounter) count(n ast.Node) int64 {
 		return c.add(size, 0)
 	}
 	return 1
+}
+
+// countAll counts a collection: itself, and what each of its nodes
+// stands for.
+func countAll[N ast.Node](c *aliasCounter, nodes []N) int64 {
+	sum := int64(1)
+	for _, n := range nodes {
+		sum = c.add(sum, c.count(n))
+	}
+	return sum
 }
 
 // add sums two counts, stopping just past MaxValues so that a count
