@@ -16,6 +16,7 @@ import (
 	"github.com/headroom-agent/headroom/browser"
 	"github.com/headroom-agent/headroom/browser/replay"
 	"github.com/headroom-agent/headroom/internal/plural"
+	"github.com/headroom-agent/headroom/internal/redact"
 	"github.com/headroom-agent/headroom/internal/safefile"
 	"github.com/headroom-agent/headroom/llm"
 )
@@ -122,7 +123,8 @@ func runTask(fs *pflag.FlagSet) runner {
 		var runErr error
 		if page, err := browser.Open(ctx, bo); err != nil {
 			// No browser, no run; but a result all the same, which says why.
-			res, runErr = agent.Result{Task: task.Name, Status: agent.Errored, Reason: err.Error(), Steps: []agent.Step{}, Calls: []llm.Report{}}, err
+			runErr = redact.Error(err)
+			res = agent.Result{Task: task.Name, Status: agent.Errored, Reason: runErr.Error(), Steps: []agent.Step{}, Calls: []llm.Report{}}
 			if ctx.Err() != nil {
 				res.Reason = "interrupted while the browser started"
 			}

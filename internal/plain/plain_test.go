@@ -2,7 +2,9 @@ package plain
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestEscapeShowsWhatATerminalWouldDo(t *testing.T) {
@@ -36,4 +38,21 @@ func TestEscapeKeepsJSONValid(t *testing.T) {
 	if out["title"] != in["title"] {
 		t.Errorf("got %q, want %q", out["title"], in["title"])
 	}
+}
+
+// Escape leaves nothing a terminal acts on, and keeps the text readable:
+// what it returns is UTF-8, and escaping it again changes nothing.
+func FuzzEscape(f *testing.F) {
+	for _, s := range []string{"", "\x1b]0;t\x07", "a\u009bb", "\xff", "ok\ttext\n"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		out := Escape(s)
+		if !utf8.ValidString(out) || strings.IndexFunc(out, control) >= 0 {
+			t.Fatalf("Escape(%q) = %q", s, out)
+		}
+		if Escape(out) != out {
+			t.Fatalf("Escape is not idempotent on %q", s)
+		}
+	})
 }

@@ -54,7 +54,7 @@ func Text(s string) string {
 		return s
 	}
 	if strings.Contains(s, "=") {
-		s = pairs.ReplaceAllStringFunc(s, redactPair)
+		s = redactPairs(s)
 	}
 	return scrubValues(s)
 }
@@ -76,25 +76,37 @@ func Bytes(b []byte) []byte {
 // a backslash (a JSON escape).
 var pairs = regexp.MustCompile(`(&amp;|\\u0026|[?&#;])([A-Za-z0-9_.~%+\-\[\]]{1,64})=([^&#\s"'<>\\]*)`)
 
-func redactPair(m string) string {
-	sub := pairs.FindStringSubmatch(m)
-	sep, name, value := sub[1], sub[2], sub[3]
-	if n, err := url.QueryUnescape(name); err == nil {
-		name = n
+// redactPairs replaces the value of each secret-named pair pairs finds,
+// learning it as it goes.
+func redactPairs(s string) string {
+	var b strings.Builder
+	last := 0
+	for _, m := range pairs.FindAllStringSubmatchIndex(s, -1) {
+		name, value := s[m[4]:m[5]], s[m[6]:m[7]]
+		if n, err := url.QueryUnescape(name); err == nil {
+			name = n
+		}
+		if value == "" || !IsSecretName(name) {
+			continue
+		}
+		if v, err := url.QueryUnescape(value); err == nil {
+			learn(v)
+		}
+		b.WriteString(s[last:m[6]])
+		b.WriteString(url.QueryEscape(Marker))
+		last = m[7]
 	}
-	if value == "" || !IsSecretName(name) {
-		return m
+	if last == 0 {
+		return s
 	}
-	if v, err := url.QueryUnescape(value); err == nil {
-		learn(v)
-	}
-	return sep + sub[2] + "=" + url.QueryEscape(Marker)
+	b.WriteString(s[last:])
+	return b.String()
 }
 
 // learn makes a value redacted by name secret as a value too, unless it
-// is too short to scrub or is the Marker itself.
+// is too short to scrub (Secret refuses the Marker itself).
 func learn(v string) {
-	if len(v) >= MinEcho && !strings.Contains(v, Marker) {
+	if len(v) >= MinEcho {
 		Secret(v)
 	}
 }

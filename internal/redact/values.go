@@ -24,46 +24,66 @@ const (
 	// also scrubbed where no name marks it: a shorter one (a pin, a page
 	// number under a name like sid) matches too much else.
 	MinEcho = 8
-	// maxValues bounds the set: a long run sees the same few session ids,
-	// and a page that mints a new token per link must not grow it without
-	// end. Values past it are still redacted by name, not scrubbed as text.
-	maxValues = 4096
+	// maxValues bounds the set: a run has a few keys, sessions and
+	// passwords, and a page that mints a new token per link must not grow
+	// it, and the time each output takes, without end. Values past it are
+	// still redacted by name, not scrubbed as text.
+	maxValues = 512
 )
 
 var values struct {
-	mu  sync.Mutex
-	set map[string]bool
-	r   atomic.Pointer[strings.Replacer] // nil while the set is empty
+	mu    sync.Mutex
+	set   map[string]bool
+	dirty atomic.Bool                      // set changed since r was built
+	r     atomic.Pointer[strings.Replacer] // nil while the set is empty
 }
 
 // Secret makes values secret for the rest of the process: Text replaces
 // each of them wherever it stands, as written and in the forms outputs
 // encode it in (a URL's, JSON's, HTML's). A value shorter than MinValue
-// is ignored.
+// is ignored, and so is one that overlaps the Marker (part of it at an
+// end, or the whole), whose replacement would make a new match.
 func Secret(vs ...string) {
 	values.mu.Lock()
 	defer values.mu.Unlock()
-	changed := false
 	for _, v := range vs {
-		if len(v) < MinValue || values.set[v] || len(values.set) >= maxValues {
+		if len(v) < MinValue || overlapsMarker(v) || values.set[v] || len(values.set) >= maxValues {
 			continue
 		}
 		if values.set == nil {
 			values.set = map[string]bool{}
 		}
 		values.set[v] = true
-		changed = true
-	}
-	if changed {
-		values.r.Store(replacerOf(values.set))
+		values.dirty.Store(true)
 	}
 }
 
-// IsSecret reports whether v is one of the values Secret was given.
-func IsSecret(v string) bool {
-	values.mu.Lock()
-	defer values.mu.Unlock()
-	return values.set[v]
+// overlapsMarker reports whether v holds the Marker, or begins with its
+// end or ends with its beginning.
+func overlapsMarker(v string) bool {
+	if strings.Contains(v, Marker) || strings.Contains(Marker, v) {
+		return true
+	}
+	for k := 1; k < len(Marker); k++ {
+		if strings.HasPrefix(v, Marker[k:]) || strings.HasSuffix(v, Marker[:k]) {
+			return true
+		}
+	}
+	return false
+}
+
+// replacer is the replacer of the set as it is now, built again only
+// after the set changed: learning many values at once costs one build.
+func replacer() *strings.Replacer {
+	if values.dirty.Load() {
+		values.mu.Lock()
+		if values.dirty.Load() {
+			values.r.Store(replacerOf(values.set))
+			values.dirty.Store(false)
+		}
+		values.mu.Unlock()
+	}
+	return values.r.Load()
 }
 
 // replacerOf replaces each value and its encoded forms with the Marker;
@@ -105,8 +125,11 @@ func encodings(v string) []string {
 
 // scrubValues replaces every secret value in s.
 func scrubValues(s string) string {
-	r := values.r.Load()
-	if r == nil || s == "" {
+	if s == "" {
+		return s
+	}
+	r := replacer()
+	if r == nil {
 		return s
 	}
 	return r.Replace(s)
