@@ -25,15 +25,23 @@ func URL(u string) string {
 	if err != nil || pu.Opaque != "" {
 		return Text(u)
 	}
+	// Written again only when something was taken out, so that a URL with
+	// nothing secret is left byte for byte.
+	changed := pu.User != nil
 	pu.User = nil
-	pu.RawQuery, _ = (*Names)(nil).query(pu.RawQuery, learn)
+	if q, ok := (*Names)(nil).query(pu.RawQuery, learn); ok {
+		pu.RawQuery, changed = q, true
+	}
 	if f := pu.EscapedFragment(); strings.Contains(f, "=") {
-		if r, changed := (*Names)(nil).query(f, learn); changed {
+		if r, ok := (*Names)(nil).query(f, learn); ok {
 			pu.Fragment, _ = url.PathUnescape(r)
-			pu.RawFragment = r
+			pu.RawFragment, changed = r, true
 		}
 	}
-	return scrubValues(pu.String())
+	if changed {
+		u = pu.String()
+	}
+	return scrubValues(u)
 }
 
 // LearnURL makes the value of every secret-named parameter of u's query
