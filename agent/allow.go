@@ -30,13 +30,7 @@ func (t *Task) AllowedWith(narrow, extra []string) ([]string, error) {
 	own := t.Allowed()
 	allowed := own
 	if len(narrow) > 0 {
-		var wider []string
-		for _, d := range narrow {
-			if !browser.Within(d, own) {
-				wider = append(wider, d)
-			}
-		}
-		if len(wider) > 0 {
+		if wider := outside(narrow, own); len(wider) > 0 {
 			return nil, Usage(fmt.Errorf("--allow %s would widen what %s may reach (%s): --allow only narrows a task's allowed domains; --allow-extra %s widens them on purpose, and the result records it",
 				strings.Join(wider, ","), t.File, strings.Join(own, ", "), strings.Join(wider, ",")))
 		}
@@ -52,12 +46,16 @@ func (t *Task) extraDomains(p *browser.Page) []string {
 	if !confined {
 		return []string{"*"}
 	}
-	own := t.Allowed()
-	var extra []string
+	return outside(domains, t.Allowed())
+}
+
+// outside are the domains that reach beyond allowed (browser.Within).
+func outside(domains, allowed []string) []string {
+	var out []string
 	for _, d := range domains {
-		if !browser.Within(d, own) {
-			extra = append(extra, d)
+		if !browser.Within(d, allowed) {
+			out = append(out, d)
 		}
 	}
-	return extra
+	return out
 }
