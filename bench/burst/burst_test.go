@@ -67,8 +67,11 @@ func TestBaselines(t *testing.T) {
 	if b.RateLimited == 0 {
 		t.Error("B drew no 429s from 20 simultaneous requests")
 	}
-	if e.Completed != n || e.RateLimited > 2 {
-		t.Errorf("E completed %d/%d with %d 429s; pacing at the quota should complete all with next to none", e.Completed, n, e.RateLimited)
+	// E's 429s are judged against B's, measured on the same machine in the
+	// same run: a loaded machine's timer delays can bunch a few paced sends,
+	// but pacing must still draw a small fraction of what firing at once does.
+	if e.Completed != n || e.RateLimited*10 > b.RateLimited {
+		t.Errorf("E completed %d/%d with %d 429s against B's %d; pacing at the quota should complete all and draw under a tenth of B's", e.Completed, n, e.RateLimited, b.RateLimited)
 	}
 	if e.WallS < e.FloorS*0.9 {
 		t.Errorf("E took %v s, under the quota's floor of %v s", e.WallS, e.FloorS)

@@ -234,7 +234,10 @@ func TestContainerRunAsPID1(t *testing.T) {
 	if len(left) > 0 {
 		t.Errorf("once headroom closed Chrome, the namespace still held %v (zombies are Z)", left)
 	}
-	if wt.oldest > time.Second {
+	// Reaped while the run goes on, not only at its end: a loaded machine
+	// can hold a zombie for a second or more before the wait returns, so
+	// the bound is wide; what it catches is a zombie nobody reaps.
+	if wt.oldest > 10*time.Second {
 		t.Errorf("a process (%s; PID 1 is %d) stayed a zombie for %v", wt.which, init, wt.oldest)
 	}
 	if err != nil {
