@@ -419,50 +419,36 @@ func (s Success) String() string {
 	return strings.Join(parts, " and ")
 }
 
-// call makes one model call of the task: its class, its session, what is
-// left of its token budget, and a bound on the wait.
+// call makes one typed model call of the task, through llm.Call: the
+// task's class, its session, what is left of its token budget, and a
+// bound on the wait.
 func call[In, Out any](ctx context.Context, r *runner, t calltypes.Typed[In, Out], in In) (Out, llm.Report, error) {
-	var zero Out
-	v, rep, err := callNamed(ctx, r, t.Name(), in)
-	if err != nil {
-		return zero, rep, err
-	}
-	out, ok := v.(Out)
-	if !ok {
-		return zero, rep, fmt.Errorf("agent: the %s type's parser gives a %T, not the %T its typed name promises", t.Name(), v, zero)
-	}
-	return out, rep, nil
+	ctx, cancel := context.WithTimeout(ctx, r.o.CallTimeout)
+	defer cancel()
+	out, rep, err := llm.Call(ctx, r.o.Caller, t, in, r.callOptions())
+	r.res.Totals.TokensReserved += rep.TokensReserved // the budget's running count, at once
+	return out, rep, err
 }
 
 // callNamed is call for a type known by name, such as a task's
 // answer_type defined in the config.
 func callNamed(ctx context.Context, r *runner, name string, in any) (any, llm.Report, error) {
+	ctx, cancel := context.WithTimeout(ctx, r.o.CallTimeout)
+	defer cancel()
+	out, rep, err := r.o.Caller.Call(ctx, name, in, r.callOptions())
+	r.res.Totals.TokensReserved += rep.TokensReserved
+	return out, rep, err
+}
+
+// callOptions place the task's calls: one session, the task's class,
+// and what is left of its token budget.
+func (r *runner) callOptions() llm.CallOptions {
 	o := llm.CallOptions{Session: r.o.Session, Priority: r.t.Priority}
 	if r.t.TokenBudget > 0 {
 		o.Allowance = max(1, r.t.TokenBudget-r.res.Totals.TokensReserved)
 	}
-	ctx, cancel := context.WithTimeout(ctx, r.o.CallTimeout)
-	defer cancel()
-	for try := 1; ; try++ {
-		out, rep, err := r.o.Caller.Call(ctx, name, in, o)
-		r.res.Totals.TokensReserved += rep.TokensReserved // the budget's running count, at once
-		// A shared store that did not answer in time (a failover, a slow
-		// round trip) placed nothing: try again a few times, briefly,
-		// rather than end the task on a blip.
-		if !errors.Is(err, budget.ErrUnavailable) || try == storeTries {
-			return out, rep, err
-		}
-		select {
-		case <-ctx.Done():
-			return out, rep, err
-		case <-time.After(time.Duration(try) * 200 * time.Millisecond):
-		}
-	}
+	return o
 }
-
-// storeTries is how often a call is tried while the budget store does
-// not answer.
-const storeTries = 3
 
 // view is the page a call of the named type reads, in the type's view
 // and within its cap; see ViewOf.
