@@ -8,6 +8,7 @@ import (
 
 	"github.com/headroom-agent/headroom/browser"
 	"github.com/headroom-agent/headroom/calltypes"
+	"github.com/headroom-agent/headroom/internal/chrometest"
 	"github.com/headroom-agent/headroom/internal/testsite"
 	"github.com/headroom-agent/headroom/llm/tokens"
 )
@@ -21,11 +22,7 @@ func observe(t *testing.T, path string) *browser.Snapshot {
 	t.Cleanup(s.Close)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	p, err := browser.Open(ctx, browser.Options{Logf: t.Logf})
-	if err != nil {
-		t.Skipf("no browser: %v", err)
-	}
-	t.Cleanup(func() { p.Close() })
+	p := chrometest.Open(t, ctx, browser.Options{Logf: t.Logf})
 	if _, err := p.Navigate(ctx, s.URL+path); err != nil {
 		t.Fatal(err)
 	}
@@ -152,11 +149,7 @@ func TestBrowserActionRunsOnThePickedSnapshot(t *testing.T) {
 	defer s.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	p, err := browser.Open(ctx, browser.Options{Logf: t.Logf})
-	if err != nil {
-		t.Skipf("no browser: %v", err)
-	}
-	defer p.Close()
+	p := chrometest.Open(t, ctx, browser.Options{Logf: t.Logf})
 	if _, err := p.Navigate(ctx, s.URL+"/shop/"); err != nil {
 		t.Fatal(err)
 	}

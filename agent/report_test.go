@@ -3,7 +3,6 @@ package agent
 import (
 	"bytes"
 	"context"
-	"errors"
 	"flag"
 	"image"
 	"image/color"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	"github.com/headroom-agent/headroom/browser"
+	"github.com/headroom-agent/headroom/internal/chrometest"
 	"github.com/headroom-agent/headroom/llm"
 )
 
@@ -172,14 +172,7 @@ func TestReportRenders(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	// Tall enough to show the whole sample page in one screenshot.
-	p, err := browser.Open(ctx, browser.Options{Width: 1100, Height: 2000, Logf: t.Logf, AllowSchemes: []string{"file"}})
-	if errors.Is(err, browser.ErrLaunch) {
-		t.Skipf("no browser: %v", err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
+	p := chrometest.Open(t, ctx, browser.Options{Width: 1100, Height: 2000, Logf: t.Logf, AllowSchemes: []string{"file"}})
 	if _, err := p.Navigate(ctx, "file://"+filepath.ToSlash(file)); err != nil {
 		t.Fatal(err)
 	}

@@ -23,6 +23,12 @@ var chromeNames = []string{
 	"chrome", "headless_shell", "headless-shell",
 }
 
+// FindChrome is the browser Open would launch for Options.ChromePath path:
+// path itself, or when it is empty $CHROME_PATH, then the first of the
+// usual names (chromium, chromium-browser, google-chrome, ...) on $PATH.
+// The error, an *Error of kind ErrLaunch, says what to install.
+func FindChrome(path string) (string, error) { return findChrome(path) }
+
 // findChrome resolves the browser to launch: the given path, $CHROME_PATH,
 // or the first usual name on $PATH.
 func findChrome(path string) (string, error) {

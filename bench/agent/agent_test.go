@@ -19,6 +19,7 @@ import (
 	"github.com/headroom-agent/headroom/agent"
 	"github.com/headroom-agent/headroom/browser"
 	"github.com/headroom-agent/headroom/calltypes"
+	"github.com/headroom-agent/headroom/internal/chrometest"
 	"github.com/headroom-agent/headroom/llm"
 	"github.com/headroom-agent/headroom/llm/embedded"
 )
@@ -46,11 +47,18 @@ func walk(b *testing.B, types *calltypes.Registry) agent.Result {
 	defer site.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
+	chrometest.Require(b)
+	// Closed at each walk's end, not the benchmark's: b.N walks would
+	// otherwise keep b.N browsers.
 	page, err := browser.Open(ctx, browser.Options{AllowedDomains: []string{"127.0.0.1"}})
 	if err != nil {
-		b.Skipf("no browser: %v", err)
+		b.Fatalf("Chrome is installed but the page did not open: %v", err)
 	}
-	defer page.Close()
+	defer func() {
+		if err := page.Close(); err != nil {
+			b.Errorf("closing the page: %v", err)
+		}
+	}()
 	caller, err := embedded.Open(ctx, llm.Options{Types: types})
 	if err != nil {
 		b.Fatal(err)

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/headroom-agent/headroom/browser"
 	"github.com/headroom-agent/headroom/calltypes"
+	"github.com/headroom-agent/headroom/internal/chrometest"
 	"github.com/headroom-agent/headroom/internal/testsite"
 )
 
@@ -34,11 +34,7 @@ func copyFiles(t *testing.T, dir string, names ...string) string {
 func TestMeasureTheCatalogue(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	if p, err := browser.Open(ctx, browser.Options{}); err != nil {
-		t.Skipf("no browser: %v", err)
-	} else {
-		p.Close()
-	}
+	chrometest.Require(t)
 	pages := copyFiles(t, testsite.Dir(), "catalogue.har", "catalogue.steps.yaml")
 	tasks := copyFiles(t, filepath.Join(testsite.Dir(), "..", "tasks"), "catalogue-walnut-cart.yaml", "catalogue-walnut-cart.har", "fleet.yaml")
 	r, err := Measure(ctx, Options{Pages: pages, Tasks: tasks})

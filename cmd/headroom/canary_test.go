@@ -11,13 +11,13 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/headroom-agent/headroom/internal/chrometest"
 	"github.com/headroom-agent/headroom/internal/testsite"
 )
 
@@ -168,11 +168,7 @@ func (o outputs) files(t *testing.T, dirs ...string) {
 }
 
 func TestCanarySecretsReachNoOutput(t *testing.T) {
-	if _, err := os.Stat("/usr/bin/chromium"); err != nil {
-		if _, err := exec.LookPath("chromium"); err != nil {
-			t.Skip("no Chromium")
-		}
-	}
+	chrometest.Require(t)
 	srv, got := canarySite(t)
 	dir := t.TempDir()
 	out := outputs{}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/headroom-agent/headroom/calltypes"
+	"github.com/headroom-agent/headroom/internal/chrometest"
 	"github.com/headroom-agent/headroom/llm/tokens"
 )
 
@@ -85,10 +86,11 @@ func TestBrowserFlagsRefuseWhatWouldWidenTheFence(t *testing.T) {
 // observe prints exactly what a pick sees, and another type's view on
 // --view; --json holds the snapshot's elements and blocks beside it.
 func TestObservePrintsWhatAPickSees(t *testing.T) {
+	chrometest.Require(t)
 	har := filepath.Join("..", "..", "testdata", "pages", "catalogue.har")
 	code, out, errs := runArgs(t, "observe", "--har", har)
 	if code != exitOK {
-		t.Skipf("exit %d: %s", code, errs) // no browser here
+		t.Fatalf("exit %d: %s", code, errs)
 	}
 	if !strings.HasPrefix(out, "url: http://127.0.0.1:8391/catalogue/\ntitle: ") || !strings.Contains(out, `### [42] link "Walnut dresser"`+"\n(301) 330 EUR\n[43] button \"Add to cart\"") || !strings.Contains(out, `link "Imprint"`) {
 		t.Errorf("the pick's view:\n%s", out)
