@@ -1,5 +1,26 @@
-// Package agent runs browser tasks: it turns what the browser sees into
-// what a model call may carry, and (as it grows) the step loop that plans,
-// picks, acts, verifies and summarizes. It knows the browser and the
-// caller's interfaces, never Azure or Redis.
+// Package agent runs browser tasks. A task file (LoadTask, LoadTaskList)
+// says where to start, what to reach, which domains the browser may touch,
+// and its bounds: steps, tokens, a deadline, a success check. RunTask runs
+// one with a single call:
+//
+//	t, err := agent.LoadTask("testdata/tasks/shop-cheapest-desk.yaml")
+//	res, err := agent.RunTask(ctx, t, agent.TaskOptions{})
+//
+// It keeps the task's promises itself: the browser fenced to the task's
+// allowed domains (the start URL's host when it names none), its replay
+// and cassette answered offline, the embedded default for a model when no
+// config is given, and result.json, report.html and screenshots written
+// when TaskOptions.OutDir is set. Run is the step loop beneath it, for a
+// caller that opens its own page and caller: observe the page, plan, pick
+// an action, take it, check the goal, and summarize; it refuses a page
+// fenced wider than the task.
+//
+// Every call goes through llm.Call with its type's cap, so the budget sees
+// a pessimistic cost before dispatch. The result says how the run ended
+// and, for a success, how that is known (SuccessBy); ExitCode maps a
+// result and its error to the process's exit code by one table
+// (ExitCauses). The package knows the browser and the caller's
+// interfaces, never Azure or Redis. Built with -tags nosim, it links
+// neither the simulator nor the word-matching stand-in of the embedded
+// default, and a task then needs a config or a cassette.
 package agent

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 
 	"github.com/headroom-agent/headroom/agent"
 	"github.com/headroom-agent/headroom/browser"
@@ -58,4 +59,25 @@ func Example() {
 	// succeeded
 	// click [0] on link "Opening hours"
 	// Opening hours: Monday to Friday, 9:00 to 17:00.
+}
+
+// A task file run with one call: the browser fenced to the task's domains,
+// its recorded pages replayed (nothing listens where they were recorded),
+// and the embedded default for a model.
+func ExampleRunTask() {
+	t, err := agent.LoadTask("../testdata/tasks/shop-cheapest-desk.yaml")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	res, err := agent.RunTask(context.Background(), t, agent.TaskOptions{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(res.Status, res.SuccessBy, res.AllowedDomains)
+	fmt.Println(strings.Contains(res.Answer, "640 EUR"))
+	// Output:
+	// succeeded model [127.0.0.1]
+	// true
 }

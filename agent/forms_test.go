@@ -11,6 +11,7 @@ import (
 
 	"github.com/headroom-agent/headroom/agent"
 	"github.com/headroom-agent/headroom/browser"
+	"github.com/headroom-agent/headroom/internal/chrometest"
 	"github.com/headroom-agent/headroom/llm"
 	"github.com/headroom-agent/headroom/llm/embedded"
 )
@@ -57,7 +58,7 @@ func portal() *httptest.Server {
 }
 
 func TestTheDefaultFillsFormsByTheirLabels(t *testing.T) {
-	chrome(t)
+	chrometest.Require(t)
 	srv := portal()
 	defer srv.Close()
 	for _, c := range []struct {

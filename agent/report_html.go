@@ -99,9 +99,10 @@ footer { margin-top: 40px; font-size: 12px; color: var(--muted); }
 <header>
   <div class="head">
     <h1>{{.Task}}</h1>
-    <span class="badge {{$.StatusClass}}">{{label .Status}}</span>
+    <span class="badge {{$.StatusClass}}">{{label .Status}}{{if eq .SuccessBy "success_check"}} · verified{{else if eq .SuccessBy "model"}} · judged by the model{{end}}</span>
   </div>
   {{if .Reason}}<p class="reason">{{.Reason}}</p>{{end}}
+  {{if .Model}}<p class="reason">Model: {{.Model}}.</p>{{end}}
   <div class="label">Answer</div>
   {{if .Answer}}<div class="answer">{{.Answer}}</div>{{else}}<div class="answer none">No answer.</div>{{end}}
   {{if .Plan}}

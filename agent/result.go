@@ -1,6 +1,10 @@
 package agent
 
-import "github.com/headroom-agent/headroom/llm"
+import (
+	"encoding/json"
+
+	"github.com/headroom-agent/headroom/llm"
+)
 
 // Status is how a task ended.
 type Status string
@@ -16,16 +20,33 @@ const (
 	Errored         Status = "error"            // the browser or the model failed, or the run was interrupted
 )
 
+// SuccessBy is how a success is known.
+type SuccessBy string
+
+// The ways a success is known.
+const (
+	SuccessChecked SuccessBy = "success_check" // the task's success check passed on the final page
+	SuccessJudged  SuccessBy = "model"         // the model judged the goal met; the task has no check
+)
+
 // Result is what a task did: how it ended, the answer, every step with
 // its model calls, and the totals. It is written as result.json.
 type Result struct {
 	Task   string `json:"task"`
 	Status Status `json:"status"`
 	Reason string `json:"reason"`
+	// SuccessBy says how a success is known: the task's success check
+	// passed on the final page (SuccessChecked), or the model judged the
+	// goal met (SuccessJudged), which no one has verified. Empty unless
+	// the task succeeded.
+	SuccessBy SuccessBy `json:"success_by,omitempty"`
+	// Model says what answered, when it is not a language model: the
+	// embedded stand-in.
+	Model  string `json:"model,omitempty"`
 	Answer string `json:"answer"`
 	// Data is the answer as structured data, when the task names an
 	// answer_type: the type's parsed output (Answer holds its JSON).
-	Data any `json:"data,omitempty"`
+	Data json.RawMessage `json:"data,omitempty"`
 	// Plan is the last plan the model made.
 	Plan  []string `json:"plan,omitempty"`
 	Steps []Step   `json:"steps"`
@@ -42,6 +63,9 @@ type Result struct {
 	// on purpose (--allow-extra), "*" for a browser confined to none.
 	AllowedDomains []string `json:"allowed_domains,omitempty"`
 	AllowedExtra   []string `json:"allowed_extra,omitempty"`
+	// ReplayMissed are the requests a replayed run asked for that its
+	// recording does not hold: why a replay went differently.
+	ReplayMissed []string `json:"replay_missed,omitempty"`
 }
 
 // Step is one step of a run: a scripted action or a model's pick, what

@@ -2,14 +2,11 @@ package agent
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"net/url"
-	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -17,9 +14,7 @@ import (
 	"github.com/headroom-agent/headroom/browser"
 	"github.com/headroom-agent/headroom/budget"
 	"github.com/headroom-agent/headroom/calltypes"
-	"github.com/headroom-agent/headroom/internal/plain"
 	"github.com/headroom-agent/headroom/internal/redact"
-	"github.com/headroom-agent/headroom/internal/safefile"
 	"github.com/headroom-agent/headroom/llm"
 )
 
@@ -38,6 +33,10 @@ type Options struct {
 	// CallTimeout bounds one call, waiting for budget included, so no
 	// call can hang a task without a deadline; 2 minutes when 0.
 	CallTimeout time.Duration
+	// AllowExtra are domains beyond the task's allowed domains that the
+	// page may reach, given on purpose; the result records them. Run
+	// refuses a page that reaches further than the task allows and these.
+	AllowExtra []string
 }
 
 // Bounds of the transcript a prompt carries, so its size stays flat
@@ -53,16 +52,21 @@ const (
 // the model says it is done.
 const GoalQuestion = "Is the goal met, by what the page shows?"
 
-// Run takes the task on the page: the scripted steps as written, and for
-// each sub-goal (the goal itself when there are none) a plan, then steps
-// of observe, pick, act and, where the outcome is ambiguous, a yes-no
-// check, until the model is done, the task's bounds stop it, or it is
-// stuck; then a summary answers the goal. The result is whole even when
-// Run stops early; the error is set only when the run failed (status
-// error), and says why: the browser, the model, or the context.
+// Run takes the task on a page and a caller opened by the caller of Run
+// (RunTask opens them from the task): the scripted steps as written, and
+// for each sub-goal (the goal itself when there are none) a plan, then
+// steps of observe, pick, act and, where the outcome is ambiguous, a
+// yes-no check, until the model is done, the task's bounds stop it, or it
+// is stuck; then a summary answers the goal. A start page that does not
+// load ends the run before any call. The result is whole even when Run
+// stops early; the error is set only when the run failed (status error),
+// and says why: the browser, the model, or the context.
+//
+// Run refuses a page that may reach more than the task allows (its
+// allowed domains, or its start URL's host) and o.AllowExtra.
 func Run(ctx context.Context, t *Task, o Options) (Result, error) {
-	if o.Page == nil || o.Caller == nil {
-		return Result{Task: t.Name, Status: Errored, Reason: "no page or no caller"}, errors.New("agent: Run needs Options.Page and Options.Caller")
+	if err := check(t, o); err != nil {
+		return failedStart(ctx, t, err), err
 	}
 	r := newRunner(t, o)
 	start := time.Now()
@@ -76,6 +80,29 @@ func Run(ctx context.Context, t *Task, o Options) (Result, error) {
 	// secret the run learned along the way: the result is written with
 	// none (redact.Text on every string), wherever it goes next.
 	return redact.Copy(r.res), redact.Error(err)
+}
+
+// check refuses what Run cannot keep the task's promises with: no page or
+// no caller, a page fenced wider than the task, a success pattern that is
+// not one.
+func check(t *Task, o Options) error {
+	if o.Page == nil || o.Caller == nil {
+		return errors.New("agent: Run needs Options.Page and Options.Caller")
+	}
+	if wider := outside(t.extraDomains(o.Page), o.AllowExtra); len(wider) > 0 {
+		what := strings.Join(wider, ", ")
+		if wider[0] == "*" {
+			what = "any host"
+		}
+		return Usage(fmt.Errorf("%s: the page may reach %s, beyond the task's allowed domains (%s): open it with AllowedDomains: t.Allowed(), name the extra domains in Options.AllowExtra, or let RunTask open it",
+			t.Name, what, strings.Join(t.Allowed(), ", ")))
+	}
+	if s := t.Success; s != nil {
+		if err := s.compile(); err != nil {
+			return Usage(fmt.Errorf("%s: success.url: not a regular expression: %w", t.Name, err))
+		}
+	}
+	return nil
 }
 
 // runner is one run's state.
@@ -138,7 +165,7 @@ func (r *runner) run(ctx context.Context) error {
 
 // walk takes the task's steps, then answers the goal.
 func (r *runner) walk(ctx context.Context) error {
-	if _, err := r.page.Navigate(ctx, r.t.StartURL); err != nil {
+	if err := r.open(ctx); err != nil {
 		return err
 	}
 	steps := r.t.Steps
@@ -162,6 +189,22 @@ func (r *runner) walk(ctx context.Context) error {
 	return r.finish(ctx, met)
 }
 
+// open loads the start page. One that does not load, or that the allowed
+// domains refuse, ends the run as the browser's failure, before any call:
+// there is nothing for a model to read.
+func (r *runner) open(ctx context.Context) error {
+	_, err := r.page.Navigate(ctx, r.t.StartURL)
+	switch {
+	case err == nil:
+		return nil
+	case ctx.Err() != nil || fatal(err):
+		return err
+	case errors.Is(err, browser.ErrLoad), errors.Is(err, browser.ErrBlocked):
+		return &stop{Errored, fmt.Sprintf("the start page: %v", err), err}
+	}
+	return err
+}
+
 // scripted takes one scripted step; a step that fails fails the task.
 func (r *runner) scripted(ctx context.Context, i int, s browser.Step) error {
 	began := time.Now()
@@ -179,154 +222,6 @@ func (r *runner) scripted(ctx context.Context, i int, s browser.Step) error {
 		return &stop{Failed, fmt.Sprintf("scripted step %d (%s) failed: %v", i+1, a, err), nil}
 	}
 	return nil
-}
-
-// pursue works toward one sub-goal with the model, and reports whether it
-// was met.
-func (r *runner) pursue(ctx context.Context, goal string) (bool, error) {
-	snap, err := r.page.Observe(ctx)
-	if err != nil {
-		return false, err
-	}
-	plan, err := r.plan(ctx, goal, snap, nil)
-	if err != nil {
-		return false, err
-	}
-	pos, idle := 0, 0
-	replanned := "" // the repeat that made the last plan, if one did
-	for {
-		if r.modelSteps() >= r.maxSteps() {
-			return false, &stop{Failed, fmt.Sprintf("max_steps (%d) reached before the goal was met", r.maxSteps()), nil}
-		}
-		if met, err := r.successHolds(ctx); err != nil || met {
-			return met, err
-		}
-		began := time.Now()
-		step := Step{}
-		in := calltypes.PickInput{Goal: goal, Plan: plan, Step: pos, Page: r.view(calltypes.ClickPick, snap, nil, -1), Notes: r.notes(), History: r.recent()}
-		pick, rep, err := call(ctx, r, calltypes.PickCall, in)
-		step.Calls = append(step.Calls, rep)
-		if err != nil {
-			step.Action, step.Outcome = "(no pick)", "failed: "+err.Error()
-			r.record(ctx, &step, began)
-			return false, err
-		}
-		step.Action, step.Why = pick.String(), pick.Reason
-		if pick.Kind == calltypes.ActDone {
-			// Done means met or hopeless; the page says which.
-			v, rep, err := r.check(ctx, goal, nil, snap, nil)
-			step.Calls = append(step.Calls, rep)
-			if err == nil {
-				step.Verdict = verdict(v)
-			}
-			step.Outcome = "done"
-			r.record(ctx, &step, began)
-			if err != nil {
-				return false, err
-			}
-			if !v.Answer {
-				return false, &stop{Failed, "the model gave up: " + pick.Reason, nil}
-			}
-			return true, nil
-		}
-		elem := describe(snap, pick)
-		key := snap.Fingerprint + "|" + pick.String()
-		if r.seen[key]++; r.seen[key] > 1 {
-			if replanned == key {
-				step.Target, step.Outcome = elem, "not taken: the same action on the same page again, after planning again"
-				r.record(ctx, &step, began)
-				return false, &stop{Stuck, fmt.Sprintf("%s on %s again after planning again: it was taken there before", pick, snap.URL), nil}
-			}
-			// A loop: say so in the history, so the next pick knows, and
-			// plan again from here.
-			step.Target, step.Outcome = elem, "not taken: it was taken on this very page before; planning again"
-			r.taken = append(r.taken, calltypes.Taken{Action: pick, Element: elem, Outcome: "not taken: already taken on this very page"})
-			r.record(ctx, &step, began)
-			if plan, err = r.plan(ctx, goal, snap, r.recent()); err != nil {
-				return false, err
-			}
-			pos, idle, replanned = 0, 0, key
-			continue
-		}
-		replanned = ""
-		act, err := BrowserAction(snap, pick)
-		var out browser.Outcome
-		if err == nil {
-			out, err = r.page.Do(ctx, act)
-		}
-		if out.Secret {
-			pick.Text = redact.Marker
-			step.Action = pick.String()
-		}
-		step.Target, step.Outcome, step.URL = elem, r.outcome(out, err), out.URL
-		taken := calltypes.Taken{Action: pick, Element: elem, Outcome: clip(step.Outcome, noteRunes)}
-		r.taken = append(r.taken, taken)
-		if err != nil && (fatal(err) || ctx.Err() != nil) {
-			r.record(ctx, &step, began)
-			return false, err
-		}
-		// Whatever happened, the next pick needs the page as it is now;
-		// an index that is gone just means looking again.
-		before := snap
-		if snap, err = r.page.Observe(ctx); err != nil {
-			r.record(ctx, &step, began)
-			return false, err
-		}
-		if now := changeOf(before, snap, pick.Index); now != "" && !strings.HasPrefix(step.Outcome, "failed") {
-			// What the element now says is the action's effect, for the
-			// next pick and the answer: "Add to cart" now reads "Added".
-			step.Outcome += "; " + now
-			taken.Outcome = clip(step.Outcome, noteRunes)
-			r.taken[len(r.taken)-1] = taken
-		}
-		if out.Effect == browser.Navigated || out.Effect == browser.Changed {
-			idle = 0
-			pos = min(pos+1, max(0, len(plan)-1))
-			// The page changed: is that the goal? Only the page can say.
-			v, rep, err := r.check(ctx, goal, &taken, snap, before)
-			step.Calls = append(step.Calls, rep)
-			if err != nil {
-				r.record(ctx, &step, began)
-				return false, err
-			}
-			step.Verdict = verdict(v)
-			r.record(ctx, &step, began)
-			if v.Answer {
-				return true, nil
-			}
-			continue
-		}
-		r.record(ctx, &step, began)
-		if idle++; idle >= stallSteps {
-			if plan, err = r.plan(ctx, goal, snap, r.recent()); err != nil {
-				return false, err
-			}
-			pos, idle = 0, 0
-		}
-	}
-}
-
-// plan asks for a plan (again, with what was tried, when history is set).
-func (r *runner) plan(ctx context.Context, goal string, snap *browser.Snapshot, history []calltypes.Taken) ([]string, error) {
-	p, rep, err := call(ctx, r, calltypes.PlanCall, calltypes.PlanInput{Goal: goal, Page: r.view(calltypes.Planning, snap, nil, -1), History: history})
-	r.res.Calls = append(r.res.Calls, rep)
-	if err != nil {
-		return nil, err
-	}
-	r.res.Plan = p.Steps
-	r.progress("plan  %s  (%s)", strings.Join(p.Steps, " / "), callLine(rep))
-	return p.Steps, nil
-}
-
-// check asks whether the page shows the goal met: after the last action,
-// which was taken on before; nil for both when there was none.
-func (r *runner) check(ctx context.Context, goal string, last *calltypes.Taken, snap, before *browser.Snapshot) (calltypes.Verdict, llm.Report, error) {
-	acted := -1
-	if last != nil {
-		acted = last.Action.Index
-	}
-	in := calltypes.CheckInput{Question: GoalQuestion, Goal: goal, LastAction: last, Page: r.view(calltypes.YesNo, snap, before, acted)}
-	return call(ctx, r, calltypes.CheckCall, in)
 }
 
 // finish answers the goal from the page the task ended on, and settles
@@ -349,11 +244,7 @@ func (r *runner) finish(ctx context.Context, met bool) error {
 		if err != nil {
 			return err
 		}
-		b, err := json.Marshal(out)
-		if err != nil {
-			return err
-		}
-		r.res.Data, r.res.Answer = out, string(b)
+		r.res.Data, r.res.Answer = out, string(out)
 	} else {
 		s, rep, err := call(ctx, r, calltypes.SummaryCall, in)
 		r.res.Calls = append(r.res.Calls, rep)
@@ -371,199 +262,16 @@ func (r *runner) finish(ctx context.Context, met bool) error {
 		case !ok:
 			return &stop{Failed, "the final page does not pass the success check (" + r.t.Success.String() + ")", nil}
 		}
-		r.res.Status, r.res.Reason = Succeeded, "the final page passes the success check ("+r.t.Success.String()+")"
+		r.res.Status, r.res.SuccessBy = Succeeded, SuccessChecked
+		r.res.Reason = "verified: the final page passes the task's success check (" + r.t.Success.String() + ")"
 		return nil
 	}
 	if !met {
 		return &stop{Failed, "the goal was not met", nil}
 	}
-	r.res.Status, r.res.Reason = Succeeded, "the model found the goal met on the page"
+	r.res.Status, r.res.SuccessBy = Succeeded, SuccessJudged
+	r.res.Reason = "judged by the model: it found the goal met on the page (the task has no success check to verify it)"
 	return nil
-}
-
-// successHolds reports whether the task's success check holds on the
-// page now; false when the task has none.
-func (r *runner) successHolds(ctx context.Context) (bool, error) {
-	s := r.t.Success
-	if s == nil {
-		return false, nil
-	}
-	if s.URL != "" {
-		u, err := r.page.URL(ctx)
-		if err != nil {
-			return false, err
-		}
-		re, err := regexp.Compile(s.URL)
-		if err != nil || !re.MatchString(u) {
-			return false, err
-		}
-	}
-	if s.Text != "" {
-		text, err := r.page.ExtractPage(ctx)
-		if err != nil || !strings.Contains(text, s.Text) {
-			return false, err
-		}
-	}
-	return true, nil
-}
-
-// String is the check as a person would say it.
-func (s Success) String() string {
-	var parts []string
-	if s.Text != "" {
-		parts = append(parts, fmt.Sprintf("shows %q", s.Text))
-	}
-	if s.URL != "" {
-		parts = append(parts, fmt.Sprintf("URL matches %q", s.URL))
-	}
-	return strings.Join(parts, " and ")
-}
-
-// call makes one typed model call of the task, through llm.Call: the
-// task's class, its session, what is left of its token budget, and a
-// bound on the wait.
-func call[In, Out any](ctx context.Context, r *runner, t calltypes.Typed[In, Out], in In) (Out, llm.Report, error) {
-	ctx, cancel := context.WithTimeout(ctx, r.o.CallTimeout)
-	defer cancel()
-	out, rep, err := llm.Call(ctx, r.o.Caller, t, in, r.callOptions())
-	r.res.Totals.TokensReserved += rep.TokensReserved // the budget's running count, at once
-	return out, rep, err
-}
-
-// callNamed is call for a type known by name, such as a task's
-// answer_type defined in the config.
-func callNamed(ctx context.Context, r *runner, name string, in any) (any, llm.Report, error) {
-	ctx, cancel := context.WithTimeout(ctx, r.o.CallTimeout)
-	defer cancel()
-	out, rep, err := r.o.Caller.Call(ctx, name, in, r.callOptions())
-	r.res.Totals.TokensReserved += rep.TokensReserved
-	return out, rep, err
-}
-
-// callOptions place the task's calls: one session, the task's class,
-// and what is left of its token budget.
-func (r *runner) callOptions() llm.CallOptions {
-	o := llm.CallOptions{Session: r.o.Session, Priority: r.t.Priority}
-	if r.t.TokenBudget > 0 {
-		o.Allowance = max(1, r.t.TokenBudget-r.res.Totals.TokensReserved)
-	}
-	return o
-}
-
-// view is the page a call of the named type reads, in the type's view
-// and within its cap; see ViewOf.
-func (r *runner) view(typeName string, now, before *browser.Snapshot, acted int) calltypes.Page {
-	t, ok := r.o.Caller.Types.Lookup(typeName)
-	if !ok {
-		// The call will fail on the unknown type; its page is the words.
-		t = calltypes.Type{View: calltypes.ViewWords, PageTokens: calltypes.DefaultPageTokens}
-	}
-	return ViewOf(t, now, before, acted)
-}
-
-// recent is the last steps, in full.
-func (r *runner) recent() []calltypes.Taken {
-	return r.taken[max(0, len(r.taken)-recentSteps):]
-}
-
-// notes fold the steps before the recent ones into a few short lines: one
-// that counts them, and the last few, shortened.
-func (r *runner) notes() []string {
-	older := r.taken[:max(0, len(r.taken)-recentSteps)]
-	if len(older) == 0 {
-		return nil
-	}
-	var nav, changed, none int
-	for _, t := range older {
-		switch {
-		case strings.HasPrefix(t.Outcome, string(browser.Navigated)):
-			nav++
-		case strings.HasPrefix(t.Outcome, string(browser.Changed)):
-			changed++
-		default:
-			none++
-		}
-	}
-	notes := []string{fmt.Sprintf("%d earlier steps: %d went to another page, %d changed this one, %d did nothing or failed", len(older), nav, changed, none)}
-	for _, t := range older[max(0, len(older)-olderNotes):] {
-		notes = append(notes, clip(t.Action.Kind+" "+t.Element+" → "+t.Outcome, noteRunes))
-	}
-	return notes
-}
-
-// record numbers a step, screenshots it, times it, and logs it.
-func (r *runner) record(ctx context.Context, s *Step, began time.Time) {
-	s.N = len(r.res.Steps) + 1
-	if s.URL == "" {
-		s.URL, _ = r.page.URL(ctx)
-	}
-	if s.Calls == nil {
-		s.Calls = []llm.Report{}
-	}
-	if r.o.OutDir != "" && ctx.Err() == nil {
-		if png, err := r.page.Screenshot(ctx); err == nil {
-			name := fmt.Sprintf("step-%03d.png", s.N)
-			// Never through a link planted in the folder: a new file, or a
-			// regular one replaced whole.
-			if err := safefile.WriteBytes(filepath.Join(r.o.OutDir, name), png, 0o644); err != nil {
-				r.progress("step %d: no screenshot: %v", s.N, err)
-			} else {
-				s.Screenshot = name
-			}
-		}
-	}
-	s.ElapsedMS = time.Since(began).Milliseconds()
-	var model int64
-	for _, c := range s.Calls {
-		model += c.LatencyMS
-	}
-	s.AgentMS = max(0, s.ElapsedMS-model)
-	r.res.Steps = append(r.res.Steps, *s)
-	var reserved, used int64
-	deployment := ""
-	for _, c := range s.Calls {
-		reserved += c.TokensReserved
-		used += c.TokensUsed
-		deployment = c.Deployment
-	}
-	line := fmt.Sprintf("step %d  %s", s.N, s.Action)
-	if s.Target != "" {
-		line += " on " + clip(s.Target, 50)
-	}
-	line += "  → " + clip(s.Outcome, 80)
-	if s.Verdict != "" {
-		line += "  [" + clip(s.Verdict, 60) + "]"
-	}
-	if len(s.Calls) > 0 {
-		line += fmt.Sprintf("  tokens %d reserved, %d used  %s", reserved, used, deployment)
-	}
-	r.progress("%s", line)
-}
-
-// progress writes a line for a person watching: what a page wrote in it
-// is shown with its control characters escaped, and without secrets.
-func (r *runner) progress(format string, args ...any) {
-	if r.o.Progress != nil {
-		line := fmt.Sprintf(format, args...)
-		fmt.Fprintf(r.o.Progress, "headroom run: %s\n", plain.Escape(redact.Text(line)))
-	}
-}
-
-func (r *runner) modelSteps() int {
-	n := 0
-	for _, s := range r.res.Steps {
-		if !s.Scripted {
-			n++
-		}
-	}
-	return n
-}
-
-func (r *runner) maxSteps() int {
-	if r.t.MaxSteps > 0 {
-		return r.t.MaxSteps
-	}
-	return DefaultMaxSteps
 }
 
 // total adds up the run; the token budget's running count is replaced by

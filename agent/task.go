@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"regexp"
 	"time"
 
 	"github.com/headroom-agent/headroom/browser"
@@ -67,6 +68,8 @@ const DefaultMaxSteps = 20
 type Success struct {
 	Text string `yaml:"text" json:"text,omitempty"`
 	URL  string `yaml:"url" json:"url,omitempty"`
+
+	url *regexp.Regexp // URL compiled, when the task is loaded or run
 }
 
 // TaskStep is one scripted step (the syntax of a steps file) or, with

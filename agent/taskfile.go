@@ -7,7 +7,6 @@ import (
 	"net/url"
 	"path/filepath"
 	"reflect"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -108,7 +107,7 @@ func (t *Task) check(doc *yamlconf.Doc) error {
 		if s.Text == "" && s.URL == "" {
 			return doc.Errorf("success", "success needs text, url or both")
 		}
-		if _, err := regexp.Compile(s.URL); err != nil {
+		if err := s.compile(); err != nil {
 			return doc.Errorf("success.url", "not a regular expression: %v", err)
 		}
 	}

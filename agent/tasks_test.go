@@ -17,9 +17,8 @@ import (
 	"github.com/headroom-agent/headroom/agent"
 	"github.com/headroom-agent/headroom/browser"
 	"github.com/headroom-agent/headroom/browser/replay"
+	"github.com/headroom-agent/headroom/internal/chrometest"
 	"github.com/headroom-agent/headroom/internal/testsite"
-	"github.com/headroom-agent/headroom/llm"
-	"github.com/headroom-agent/headroom/llm/embedded"
 )
 
 var update = flag.Bool("update", false, "record testdata/tasks/*.har again by running each task live on the test sites")
@@ -111,7 +110,7 @@ func TestTestdataTasks(t *testing.T) {
 	if len(tasks) != len(taskWants) {
 		t.Errorf("%d task files, %d entries in taskWants", len(tasks), len(taskWants))
 	}
-	chrome(t)
+	chrometest.Require(t)
 	if *update {
 		srv, err := testsite.Start(siteAddr)
 		if err != nil {
@@ -174,22 +173,13 @@ func TestTestdataTasks(t *testing.T) {
 	}
 }
 
-// chrome skips the test when there is no browser to run.
-func chrome(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	p, err := browser.Open(ctx, browser.Options{})
-	if err != nil {
-		t.Skipf("no browser: %v", err)
-	}
-	p.Close()
-}
-
 // recordTask runs the task live, as headroom run --record-har does, and
 // writes what its pages fetched to the task's replay file.
 func recordTask(t *testing.T, task *agent.Task) {
 	rec := replay.NewRecorder(time.Now().UTC().Truncate(time.Second), replay.DefaultRedactor(), "headroom", "testdata")
-	res := runTask(t, task, browser.Options{Record: rec})
+	live := *task
+	live.Replay = ""
+	res := runTask(t, &live, browser.Options{Record: rec})
 	logResult(t, res)
 	if rec.Len() == 0 {
 		t.Fatal("nothing recorded")
@@ -201,37 +191,20 @@ func recordTask(t *testing.T, task *agent.Task) {
 
 // replayTask runs the task on its recording, and counts the misses.
 func replayTask(t *testing.T, task *agent.Task) (agent.Result, int) {
-	a, err := replay.Load(task.Replay)
-	if err != nil {
-		t.Fatal(err)
+	res := runTask(t, task, browser.Options{})
+	if len(res.ReplayMissed) > 0 {
+		t.Logf("missed: %v", res.ReplayMissed)
 	}
-	m := replay.NewMatcher(a, replay.Options{Redactor: replay.DefaultRedactor()})
-	res := runTask(t, task, browser.Options{Replay: m})
-	st := m.Stats()
-	if st.Misses > 0 {
-		t.Logf("missed: %v", st.Missed)
-	}
-	return res, st.Misses
+	return res, len(res.ReplayMissed)
 }
 
-// runTask runs the task with its own browser and caller, wired as
-// headroom run wires them.
+// runTask runs the task as headroom run does: one call, the embedded
+// default, the task's own replay and allowlist.
 func runTask(t *testing.T, task *agent.Task, bo browser.Options) agent.Result {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	bo.AllowedDomains = task.AllowedDomains
 	bo.Logf = t.Logf
-	caller, err := embedded.Open(ctx, llm.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer caller.Close()
-	page, err := browser.Open(ctx, bo)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer page.Close()
-	res, err := agent.Run(ctx, task, agent.Options{Page: page, Caller: caller})
+	res, err := agent.RunTask(ctx, task, agent.TaskOptions{Browser: bo})
 	if err != nil {
 		t.Fatalf("%s: %v", res.Status, err)
 	}

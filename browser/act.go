@@ -369,6 +369,11 @@ func (p *Page) Navigate(ctx context.Context, rawURL string) (Outcome, error) {
 			}
 			return nil, loadError(err, lctx, p.opts.LoadTimeout)
 		}
+		if why := p.net.unreachableDoc(); why != "" {
+			// Through the fence, a host that did not answer is the fence's
+			// page, not a browser's error: the same failure all the same.
+			return nil, &Error{Kind: ErrLoad, Detail: why}
+		}
 		return nil, nil
 	})
 }

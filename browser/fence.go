@@ -54,12 +54,29 @@ func startFence(allow allowlist, refused func(method, url string)) (*fence, erro
 		Transport: tr,
 		ErrorLog:  nil,
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			// Said in a header too: the tab's page is this answer, and a
+			// navigation that ends on it did not reach its site.
+			w.Header().Set(fenceUnreachable, oneLine(err.Error()))
 			http.Error(w, "headroom fence: "+err.Error(), http.StatusBadGateway)
 		},
 	}
 	f.srv = &http.Server{Handler: f, ReadHeaderTimeout: 30 * time.Second, ErrorLog: nil}
 	go func() { _ = f.srv.Serve(ln) }()
 	return f, nil
+}
+
+// fenceUnreachable is the header of the fence's answer for a host that
+// did not answer it: the network error, as a browser would have met it.
+const fenceUnreachable = "X-Headroom-Unreachable"
+
+// oneLine keeps a header value on one line.
+func oneLine(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r < ' ' || r == 0x7f {
+			return ' '
+		}
+		return r
+	}, s)
 }
 
 // addr is the proxy's address for Chrome's --proxy-server.

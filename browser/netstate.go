@@ -17,6 +17,9 @@ type netState struct {
 	navigations int       // main-frame navigations, including same-document ones
 	loading     bool      // main frame between started and stopped loading
 	mainFrame   string
+	// unreachable is why the fence could not reach the main frame's
+	// document, when the page shows the fence's answer instead of one.
+	unreachable string
 }
 
 func (n *netState) observe(ev any) {
@@ -36,6 +39,10 @@ func (n *netState) observe(ev any) {
 		if e.Type != network.ResourceTypeWebSocket && e.Type != network.ResourceTypeEventSource && !worker {
 			n.inflight[e.RequestID] = true
 			n.lastChange = now
+		}
+	case *network.EventResponseReceived:
+		if e.Type == network.ResourceTypeDocument && e.Response != nil && (string(e.FrameID) == n.mainFrame || n.mainFrame == "") {
+			n.unreachable, _ = e.Response.Headers[fenceUnreachable].(string)
 		}
 	case *network.EventLoadingFinished:
 		delete(n.inflight, e.RequestID)
@@ -80,6 +87,14 @@ func (n *netState) navCount() int {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	return n.navigations
+}
+
+// unreachableDoc is why the main frame's document could not be reached,
+// "" when it was.
+func (n *netState) unreachableDoc() string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.unreachable
 }
 
 func (n *netState) isLoading() bool {

@@ -84,6 +84,11 @@ type Row struct {
 	Window    time.Duration `json:"-"`
 	WindowS   float64       `json:"window_s"`
 	Succeeded int           `json:"succeeded"`
+	// Verified and Judged split Succeeded: the task's success check passed
+	// on the final page, or the model judged the goal met and nothing
+	// verified it.
+	Verified int `json:"verified"`
+	Judged   int `json:"judged"`
 	// Statuses counts the agents by how their task ended; Failures says
 	// why for each that did not succeed.
 	Statuses map[string]int `json:"statuses"`
@@ -391,6 +396,11 @@ func summarize(o Options, mode string, deps []azuresim.Deployment, snap azuresim
 		row.Statuses[string(r.Status)]++
 		if r.Status == agent.Succeeded {
 			row.Succeeded++
+			if r.SuccessBy == agent.SuccessChecked {
+				row.Verified++
+			} else {
+				row.Judged++
+			}
 		} else {
 			row.Failures = append(row.Failures, fmt.Sprintf("%s: %s: %s", r.Task, r.Status, r.Reason))
 		}
@@ -451,11 +461,11 @@ func percentile(v []float64, p float64) float64 {
 
 // Print writes rows as a table for people.
 func Print(w io.Writer, rows []Row) {
-	fmt.Fprintf(w, "%-12s %6s %9s %5s %21s %18s %7s %8s %9s %8s %8s\n", "budget", "agents", "succeeded", "429s", "429s by cause (t/r/a)", "fill per window", "wall s", "floor s", "start s", "step ms", "peak MB")
+	fmt.Fprintf(w, "%-12s %6s %13s %5s %21s %18s %7s %8s %9s %8s %8s\n", "budget", "agents", "succeeded v/j", "429s", "429s by cause (t/r/a)", "fill per window", "wall s", "floor s", "start s", "step ms", "peak MB")
 	for _, r := range rows {
 		c := r.RateLimitedByCause
-		fmt.Fprintf(w, "%-12s %6d %9d %5d %21s %18s %7.1f %8.1f %9.1f %8.0f %8.0f\n",
-			r.Budget, r.Agents, r.Succeeded, r.RateLimited,
+		fmt.Fprintf(w, "%-12s %6d %13s %5d %21s %18s %7.1f %8.1f %9.1f %8.0f %8.0f\n",
+			r.Budget, r.Agents, fmt.Sprintf("%d (%d/%d)", r.Succeeded, r.Verified, r.Judged), r.RateLimited,
 			fmt.Sprintf("%d/%d/%d", c["tokens"], c["requests"], c["adjustment"]),
 			fills(r.AdmittedPerWindow), r.WallS, r.FloorS, r.StartupS, r.StepOverheadMSP50, r.PeakRSSMB)
 	}

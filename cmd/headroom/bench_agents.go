@@ -135,27 +135,23 @@ func benchAgentsWorker(fs *pflag.FlagSet) runner {
 		}
 		defer caller.Close()
 		results := make([]agent.Result, len(tasks))
+		errs := make([]error, len(tasks))
 		var wg sync.WaitGroup
 		for i, task := range tasks {
 			wg.Go(func() {
-				bo, _, err := taskBrowser(browser.Options{}, task, nil)
-				if err != nil {
-					results[i] = agent.Result{Task: task.Name, Status: agent.Errored, Reason: err.Error()}
-					return
-				}
-				page, err := browser.Open(ctx, bo)
-				if err != nil {
-					results[i] = agent.Result{Task: task.Name, Status: agent.Errored, Reason: err.Error()}
-					return
-				}
-				watch := watchResources(page.PID())
-				results[i], _ = agent.Run(ctx, task, agent.Options{Page: page, Caller: caller})
-				page.Close()
-				// The process's own peak is shared by its agents.
-				results[i].Totals.PeakRSSMB, results[i].Totals.ChromePeakRSSMB = watch.stop()
+				// One caller for all: the process's agents share its budget
+				// client, as a fleet's processes share the store. The
+				// process's own peak memory is shared by its agents.
+				results[i], errs[i] = agent.RunTask(ctx, task, agent.TaskOptions{Caller: caller, Browser: browser.Options{ReapHelpers: true}})
 			})
 		}
 		wg.Wait()
+		for i, err := range errs {
+			if err != nil {
+				// The result says it too; the log says which agent.
+				fprintf(stderr, "headroom bench agents-worker: agent %d (%s): %v\n", i, tasks[i].Name, err)
+			}
+		}
 		return printJSON(stdout, results)
 	}
 }

@@ -39,6 +39,11 @@ func TestBenchAgentsShareOneBudget(t *testing.T) {
 	if shared.Succeeded != shared.Agents {
 		t.Errorf("shared store: %d of %d tasks succeeded: %v", shared.Succeeded, shared.Agents, shared.Failures)
 	}
+	for _, row := range rows {
+		if row.Verified+row.Judged != row.Succeeded {
+			t.Errorf("%s: %d verified + %d judged, but %d succeeded", row.Budget, row.Verified, row.Judged, row.Succeeded)
+		}
+	}
 	if shared.RateLimited != 0 || shared.AgentsRateLimited != 0 {
 		t.Errorf("shared store: the simulator sent %d 429s (%v), the agents met %d; want none", shared.RateLimited, shared.RateLimitedByCause, shared.AgentsRateLimited)
 	}

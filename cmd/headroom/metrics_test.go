@@ -55,8 +55,8 @@ func TestRunExportsMetrics(t *testing.T) {
 	}
 	scrape, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	for _, want := range []string{`headroom_reserved_tokens{deployment="gpt-4o-mini"}`, `headroom_utilisation_ratio{deployment="gpt-4o-mini",dimension="tokens"}`,
-		`headroom_limit_tokens_per_window{deployment="gpt-4o-mini",kind="effective"}`, `headroom_calls_total{call_type="click-pick"}`, `headroom_active_agents 1`} {
+	for _, want := range []string{`headroom_reserved_tokens{deployment="stand-in"}`, `headroom_utilisation_ratio{deployment="stand-in",dimension="tokens"}`,
+		`headroom_limit_tokens_per_window{deployment="stand-in",kind="effective"}`, `headroom_calls_total{call_type="click-pick"}`, `headroom_active_agents 1`} {
 		if !strings.Contains(string(scrape), want) {
 			t.Errorf("the scrape mid-run has no %s", want)
 		}
@@ -92,7 +92,7 @@ func TestRunExportsMetrics(t *testing.T) {
 		if err := json.Unmarshal(sc.Bytes(), &o); err != nil || o.AWS.Timestamp == 0 || len(o.AWS.CloudWatchMetrics) == 0 || o.AWS.CloudWatchMetrics[0].Namespace != "headroom" {
 			t.Fatalf("not an EMF line (%v): %s", err, sc.Text())
 		}
-		if o.Deployment == "gpt-4o-mini" {
+		if o.Deployment == "stand-in" {
 			deployment++
 		}
 		if o.CallType == "click-pick" && o.Calls > 0 {

@@ -98,8 +98,8 @@ func TestRunAnswersWithTheTasksAnswerType(t *testing.T) {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
 	res := decodeResult(t, "stdout", []byte(r.stdout))
-	data, ok := res.Data.(map[string]any)
-	if !ok || data["animal"] == nil || data["sleeps_standing"] == nil || !strings.HasPrefix(res.Answer, "{") {
+	var data map[string]any
+	if err := json.Unmarshal(res.Data, &data); err != nil || data["animal"] == nil || data["sleeps_standing"] == nil || !strings.HasPrefix(res.Answer, "{") {
 		t.Errorf("data %#v, answer %q: want the type's fields", res.Data, res.Answer)
 	}
 	last := res.Calls[len(res.Calls)-1]

@@ -69,6 +69,27 @@ func loadCaller(ctx context.Context, file string, o llm.Options, stderr io.Write
 	return llm.Open(ctx, f, o)
 }
 
+// loadConfig loads the config a command that runs tasks reads (the flag's,
+// else $HEADROOM_CONFIG), printing its warnings; nil, and ok, when there
+// is none: the embedded default. On failure it has said why.
+func loadConfig(command, file string, stderr io.Writer) (_ *config.File, ok bool) {
+	if file == "" {
+		file = os.Getenv(config.Env)
+	}
+	if file == "" {
+		return nil, true
+	}
+	f, warnings, err := config.Load(file)
+	if err != nil {
+		fprintf(stderr, "headroom %s: %v\n", command, err)
+		return nil, false
+	}
+	for _, w := range warnings {
+		fprintf(stderr, "headroom %s: warning: %s\n", command, w)
+	}
+	return f, true
+}
+
 // fleetConfig loads the config a budget command reads (the flag's, else
 // $HEADROOM_CONFIG): one with deployments, since the command looks at
 // them, and the file's name. It prints the warnings; on failure it has

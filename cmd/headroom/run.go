@@ -2,9 +2,7 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
-	"os"
+	"errors"
 	"path/filepath"
 	"time"
 
@@ -13,10 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/headroom-agent/headroom/agent"
-	"github.com/headroom-agent/headroom/browser"
 	"github.com/headroom-agent/headroom/browser/replay"
-	"github.com/headroom-agent/headroom/internal/plural"
-	"github.com/headroom-agent/headroom/internal/redact"
 	"github.com/headroom-agent/headroom/internal/safefile"
 	"github.com/headroom-agent/headroom/llm"
 )
@@ -83,63 +78,46 @@ func runTask(fs *pflag.FlagSet) runner {
 				return exitUsage
 			}
 		}
-		if *outDir != "" {
-			if err := os.MkdirAll(*outDir, 0o755); err != nil {
-				fprintf(stderr, "headroom run: --out: %v\n", err)
-				return exitUsage
-			}
-		}
-
-		bo, matcher, err := taskBrowser(bf.options(stderr), task, domains(extra))
-		if err != nil {
-			fprintf(stderr, "headroom run: %v\n", err)
+		cfg, ok := loadConfig("run", *configFile, stderr)
+		if !ok {
 			return exitUsage
 		}
+		opts := agent.TaskOptions{
+			Config: cfg, LLM: llm.Options{Record: *recordCalls},
+			Browser: bf.options(stderr), AllowExtra: domains(extra),
+			OutDir: *outDir, Session: *session, Progress: stderr,
+		}
+		// This process is the agent's: Chrome's helpers are its to reap.
+		opts.Browser.ReapHelpers = true
 		var rec *replay.Recorder
 		if *recordHAR != "" {
 			rec = replay.NewRecorder(time.Now().UTC().Truncate(time.Second), replay.DefaultRedactor(), "headroom", versionString())
-			bo.Record = rec
+			opts.Browser.Record = rec
 		}
-
-		caller, code := openCaller(ctx, *configFile, llm.Options{Record: *recordCalls, Replay: task.Cassette}, stderr)
-		if caller == nil {
-			return code
+		// Opened here rather than by RunTask only so that the metrics can
+		// watch it while the task runs.
+		caller, err := agent.OpenCaller(ctx, task, opts)
+		if err != nil {
+			fprintf(stderr, "headroom run: %v\n", err)
+			return agent.ExitCode(ctx, "", err)
 		}
-		defer caller.Close()
+		defer func() {
+			if err := caller.Close(); err != nil {
+				fprintf(stderr, "headroom run: closing the caller: %v\n", err)
+			}
+		}()
+		opts.Caller = caller
 		stopMetrics, err := mf.start(callerSource(caller), stdout)
 		defer stopMetrics() // first: the last EMF lines are written while the store is open
 		if err != nil {
 			fprintf(stderr, "headroom run: %v\n", err)
 			return exitUsage
 		}
-		if task.AnswerType != "" {
-			if _, ok := caller.Types.Lookup(task.AnswerType); !ok {
-				fprintf(stderr, "headroom run: %s: answer_type: no call type %q: define it under calltypes: in the config (system, schema, max_tokens)\n", task.File, task.AnswerType)
-				return exitUsage
-			}
-		}
 
-		var res agent.Result
-		var runErr error
-		if page, err := browser.Open(ctx, bo); err != nil {
-			// No browser, no run; but a result all the same, which says why.
-			runErr = redact.Error(err)
-			res = agent.Result{Task: task.Name, Status: agent.Errored, Reason: runErr.Error(), Steps: []agent.Step{}, Calls: []llm.Report{}}
-			if ctx.Err() != nil {
-				res.Reason = "interrupted while the browser started"
-			}
-		} else {
-			watch := watchResources(page.PID())
-			res, runErr = agent.Run(ctx, task, agent.Options{
-				Page: page, Caller: caller, Session: *session, Progress: stderr, OutDir: *outDir,
-			})
-			page.Close()
-			res.Totals.PeakRSSMB, res.Totals.ChromePeakRSSMB = watch.stop()
-		}
+		res, runErr := agent.RunTask(ctx, task, opts)
 		stopMetrics() // the run's last figures, SIGTERM or not
 		reportFence(stderr, "run", res.Refused, res.ClosedTabs, bf.verbose)
-
-		code = agent.ExitCode(ctx, res.Status, runErr)
+		code := agent.ExitCode(ctx, res.Status, runErr)
 		if rec != nil && rec.Len() > 0 {
 			// Even a run that failed or was stopped recorded what it saw.
 			if err := rec.Archive().WriteFile(*recordHAR); err != nil {
@@ -147,15 +125,9 @@ func runTask(fs *pflag.FlagSet) runner {
 				code = max(code, exitFailed)
 			}
 		}
-		if matcher != nil {
-			if s := matcher.Stats(); s.Misses > 0 {
-				fprintf(stderr, "headroom run: the replay missed %s (%v): the page asked for what was not recorded\n", plural.Of(s.Misses, "request"), s.Missed)
-			}
-		}
 		if *outDir != "" {
-			if err := writeOut(*outDir, &res); err != nil {
-				fprintf(stderr, "headroom run: --out: %v\n", err)
-				code = max(code, exitFailed)
+			if oe := (*agent.OutputError)(nil); errors.As(runErr, &oe) {
+				fprintf(stderr, "headroom run: --out: %v\n", oe.Err)
 			} else {
 				fprintf(stderr, "headroom run: report: %s\n", filepath.Join(*outDir, "report.html"))
 			}
@@ -164,42 +136,4 @@ func runTask(fs *pflag.FlagSet) runner {
 		fprintf(stderr, "headroom run: %s: %s\n", res.Status, res.Reason)
 		return code
 	}
-}
-
-// taskBrowser is the browser a task runs in: confined to its allowed
-// domains (its start URL's host when it names none), narrowed by --allow
-// and widened on purpose by --allow-extra; answered from its replay when
-// it has one; and with Chrome's helpers reaped by this process, whose
-// agent it is.
-func taskBrowser(bo browser.Options, task *agent.Task, extra []string) (browser.Options, *replay.Matcher, error) {
-	bo.ReapHelpers = true
-	allowed, err := task.AllowedWith(bo.AllowedDomains, extra)
-	if err != nil {
-		return bo, nil, err
-	}
-	bo.AllowedDomains = allowed
-	if task.Replay == "" {
-		return bo, nil, nil
-	}
-	a, err := replay.Load(task.Replay)
-	if err != nil {
-		return bo, nil, fmt.Errorf("%s: replay: %w", task.File, err)
-	}
-	m := replay.NewMatcher(a, replay.Options{Redactor: replay.DefaultRedactor()})
-	bo.Replay = m
-	return bo, m, nil
-}
-
-// writeOut writes result.json and report.html beside the screenshots.
-func writeOut(dir string, res *agent.Result) error {
-	b, err := json.MarshalIndent(res, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := safefile.WriteBytes(filepath.Join(dir, "result.json"), append(b, '\n'), 0o644); err != nil {
-		return err
-	}
-	return safefile.WriteFile(filepath.Join(dir, "report.html"), 0o644, func(w io.Writer) error {
-		return agent.WriteReport(w, res, dir)
-	})
 }

@@ -15,8 +15,14 @@ import (
 	"github.com/headroom-agent/headroom/llm/azuresim/heuristic"
 )
 
-// Deployment is the one deployment the embedded default serves.
-const Deployment = "gpt-4o-mini"
+// Deployment is the one deployment the embedded default serves, named
+// for what answers it: reports, results and progress lines show it
+// wherever a real run shows its deployment's name.
+const Deployment = "stand-in"
+
+// Model says what answers the embedded default's calls, for a result or a
+// report to show: a reader of words, not a language model.
+const Model = "the embedded stand-in (word matching, not a language model)"
 
 const (
 	model        = "gpt-4o-mini"
