@@ -19,6 +19,7 @@ import (
 	"github.com/headroom-agent/headroom/browser/replay"
 	"github.com/headroom-agent/headroom/internal/chrometest"
 	"github.com/headroom-agent/headroom/internal/testsite"
+	"github.com/headroom-agent/headroom/llm/embedded"
 )
 
 var update = flag.Bool("update", false, "record testdata/tasks/*.har again by running each task live on the test sites")
@@ -146,6 +147,20 @@ func TestTestdataTasks(t *testing.T) {
 			}
 			if res.Status == agent.Succeeded && strings.TrimSpace(res.Answer) == "" {
 				t.Error("succeeded with an empty answer")
+			}
+			// A success says how it is known: the task's check, when it has
+			// one, else the model's judgement; and what answered.
+			if res.Status == agent.Succeeded {
+				by := agent.SuccessJudged
+				if task.Success != nil {
+					by = agent.SuccessChecked
+				}
+				if res.SuccessBy != by {
+					t.Errorf("success_by %q, want %q (%s)", res.SuccessBy, by, res.Reason)
+				}
+			}
+			if res.Model != embedded.Model {
+				t.Errorf("model %q, want the embedded stand-in named", res.Model)
 			}
 			if want.answer != "" && !regexp.MustCompile(want.answer).MatchString(res.Answer) {
 				t.Errorf("answer %q does not match %q", res.Answer, want.answer)

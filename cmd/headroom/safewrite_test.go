@@ -7,8 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/headroom-agent/headroom/agent"
 )
 
 // Outputs that are a device or a directory are refused before anything
@@ -41,16 +39,5 @@ func TestOutputsRefuseDevicesAndDirectories(t *testing.T) {
 	ents, _ := os.ReadDir(dir)
 	if len(ents) != 2 {
 		t.Errorf("left behind: %v", ents)
-	}
-}
-
-func TestWriteOutReplacesOnlyRegularFiles(t *testing.T) {
-	t.Parallel()
-	dir := t.TempDir()
-	if err := os.Mkdir(filepath.Join(dir, "result.json"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := writeOut(dir, &agent.Result{}); err == nil {
-		t.Error("result.json, a directory, was written over")
 	}
 }
