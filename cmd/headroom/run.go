@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"time"
 
@@ -46,37 +47,13 @@ func runTask(fs *pflag.FlagSet) runner {
 			fprintf(stderr, "headroom run: %v\n", err)
 			return exitUsage
 		}
-		var task *agent.Task
-		var err error
-		if *tasksFile != "" {
-			task, err = pickTask(*tasksFile, *index)
-		} else {
-			if *index != "" {
-				fprintf(stderr, "headroom run: --index picks a task of --tasks FILE, and %s is one task: drop --index\n", pos[0])
-				return exitUsage
-			}
-			task, err = agent.LoadTask(pos[0])
+		task, err := loadRunTask(pos, *tasksFile, *index)
+		if err == nil {
+			err = checkRecording(task, *recordHAR, *recordCalls)
 		}
 		if err != nil {
 			fprintf(stderr, "headroom run: %v\n", err)
 			return exitUsage
-		}
-		if *recordHAR != "" && task.Replay != "" {
-			fprintf(stderr, "headroom run: --record-har records a live run, and %s replays %s: drop one\n", task.File, task.Replay)
-			return exitUsage
-		}
-		if *recordCalls != "" && task.Cassette != "" && safefile.Same(*recordCalls, task.Cassette) {
-			fprintf(stderr, "headroom run: --record-calls %s is the cassette %s replays: recording again writes a copy, so name another file\n", *recordCalls, task.File)
-			return exitUsage
-		}
-		for _, t := range []struct{ flag, path string }{{"--record-har", *recordHAR}, {"--record-calls", *recordCalls}} {
-			if t.path == "" {
-				continue
-			}
-			if err := safefile.PrepareTarget(t.path); err != nil {
-				fprintf(stderr, "headroom run: %s: %v\n", t.flag, err)
-				return exitUsage
-			}
 		}
 		cfg, ok := loadConfig("run", *configFile, stderr)
 		if !ok {
@@ -136,4 +113,37 @@ func runTask(fs *pflag.FlagSet) runner {
 		fprintf(stderr, "headroom run: %s: %s\n", res.Status, res.Reason)
 		return code
 	}
+}
+
+// loadRunTask loads the task run names: its one TASK file, or the task
+// of a --tasks list at the index given.
+func loadRunTask(pos []string, tasksFile, index string) (*agent.Task, error) {
+	if tasksFile != "" {
+		return pickTask(tasksFile, index)
+	}
+	if index != "" {
+		return nil, fmt.Errorf("--index picks a task of --tasks FILE, and %s is one task: drop --index", pos[0])
+	}
+	return agent.LoadTask(pos[0])
+}
+
+// checkRecording refuses recording flags that cannot be kept: a HAR of a
+// replayed run, a cassette recorded over the one replayed, a target that
+// is not a file to replace.
+func checkRecording(task *agent.Task, har, calls string) error {
+	if har != "" && task.Replay != "" {
+		return fmt.Errorf("--record-har records a live run, and %s replays %s: drop one", task.File, task.Replay)
+	}
+	if calls != "" && task.Cassette != "" && safefile.Same(calls, task.Cassette) {
+		return fmt.Errorf("--record-calls %s is the cassette %s replays: recording again writes a copy, so name another file", calls, task.File)
+	}
+	for _, t := range []struct{ flag, path string }{{"--record-har", har}, {"--record-calls", calls}} {
+		if t.path == "" {
+			continue
+		}
+		if err := safefile.PrepareTarget(t.path); err != nil {
+			return fmt.Errorf("%s: %w", t.flag, err)
+		}
+	}
+	return nil
 }
