@@ -20,7 +20,9 @@ func TestCloseLeavesNothingInTmpdir(t *testing.T) {
 	if ents, _ := os.ReadDir(tmp); len(ents) == 0 {
 		t.Fatal("Chrome keeps nothing in $TMPDIR while it runs: this test proves nothing")
 	}
-	p.Close()
+	if err := p.Close(); err != nil {
+		t.Errorf("close: %v", err)
+	}
 	ents, err := os.ReadDir(tmp)
 	if err != nil {
 		t.Fatal(err)

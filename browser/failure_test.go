@@ -61,7 +61,9 @@ func TestChromeKilledMidRun(t *testing.T) {
 	if _, err := p.Click(ctx, snap.Index(0)); !errors.Is(err, ErrCrashed) {
 		t.Errorf("click after the kill: %v", err)
 	}
-	p.Close()
+	if err := p.Close(); err != nil { // a browser already gone is not an error
+		t.Errorf("close after the kill: %v", err)
+	}
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		var left []int
@@ -222,7 +224,9 @@ func TestAttachToARunningBrowser(t *testing.T) {
 		if p.PID() != 0 {
 			t.Errorf("an attached page claims pid %d", p.PID())
 		}
-		p.Close()
+		if err := p.Close(); err != nil {
+			t.Errorf("closing the attached page: %v", err)
+		}
 		if cmd.ProcessState != nil || !running(cmd.Process.Pid) {
 			t.Fatal("closing an attached page stopped the browser")
 		}

@@ -185,101 +185,153 @@ type Page struct {
 	warned      map[string]bool
 }
 
-// Open starts (or attaches to) a browser and opens one tab in it.
+// Open starts (or attaches to) a browser and opens one tab in it, in four
+// steps: fence the targets, launch or attach, open the tab, wire it.
 func Open(ctx context.Context, o Options) (*Page, error) {
 	o.defaults()
-	for _, d := range o.AllowedDomains {
-		if err := CheckDomain(d); err != nil {
-			return nil, &Error{Op: "launch", Kind: ErrLaunch, Detail: "allowed domains", Err: err}
-		}
-	}
-	if o.Record != nil && o.Replay != nil {
-		// A replay feeds no recorder: the HAR written would be empty.
-		return nil, &Error{Op: "launch", Kind: ErrLaunch, Detail: "Record and Replay together: a replayed page's exchanges are its archive's already; record a live page"}
-	}
-	if _, ok := o.Flags["proxy-server"]; ok && (len(o.AllowedDomains) > 0 || o.Replay != nil) {
-		return nil, &Error{Op: "launch", Kind: ErrLaunch, Detail: "the proxy-server flag cannot be combined with allowed domains or a replay: the run's own proxy enforces them"}
+	if err := o.check(); err != nil {
+		return nil, err
 	}
 	// In the tab, a replay answers what the allowed domains admit from
 	// its archive; beside the tab it reaches nothing, so its fence
 	// refuses every host.
 	p := &Page{opts: o, dead: make(chan struct{}), allow: newAllowlist(o.AllowedDomains, false)}
 	p.confined = len(o.AllowedDomains) > 0 || o.Replay != nil
-	if p.confined && (o.Remote == "" || remoteIsLocal(o.Remote)) {
-		fa := p.allow
-		if o.Replay != nil {
-			fa = newAllowlist(nil, true)
+	if err := p.open(ctx); err != nil {
+		if cerr := p.Close(); cerr != nil {
+			o.Logf("closing what the failed start left: %v", cerr)
 		}
-		var err error
-		if p.fence, err = startFence(fa, p.refusedByFence); err != nil {
-			return nil, &Error{Op: "launch", Kind: ErrLaunch, Detail: "starting the run's proxy", Err: err}
+		return nil, err
+	}
+	return p, nil
+}
+
+// check refuses options that cannot go together, before anything starts.
+func (o *Options) check() error {
+	for _, d := range o.AllowedDomains {
+		if err := CheckDomain(d); err != nil {
+			return &Error{Op: "launch", Kind: ErrLaunch, Detail: "allowed domains", Err: err}
 		}
-		if o.Remote == "" {
-			// The browser's own calls home (updates, sign-in) are no
-			// page's doing: they meet a proxy of their own that refuses
-			// them all and counts none.
-			if p.sink, err = startFence(newAllowlist(nil, true), nil); err != nil {
-				p.Close()
-				return nil, &Error{Op: "launch", Kind: ErrLaunch, Detail: "starting the run's proxy", Err: err}
-			}
-		}
-	} else if p.confined {
+	}
+	if o.Record != nil && o.Replay != nil {
+		// A replay feeds no recorder: the HAR written would be empty.
+		return &Error{Op: "launch", Kind: ErrLaunch, Detail: "Record and Replay together: a replayed page's exchanges are its archive's already; record a live page"}
+	}
+	if _, ok := o.Flags["proxy-server"]; ok && (len(o.AllowedDomains) > 0 || o.Replay != nil) {
+		return &Error{Op: "launch", Kind: ErrLaunch, Detail: "the proxy-server flag cannot be combined with allowed domains or a replay: the run's own proxy enforces them"}
+	}
+	return nil
+}
+
+// open takes Open's steps. What it started before a step failed is left
+// for Close.
+func (p *Page) open(ctx context.Context) error {
+	if err := p.fenceTargets(); err != nil {
+		return err
+	}
+	alloc, what, err := p.launchOrAttach()
+	if err != nil {
+		return err
+	}
+	if err := p.openTab(ctx, alloc, what); err != nil {
+		return err
+	}
+	if err := p.wire(); err != nil {
+		return &Error{Op: "launch", Kind: ErrLaunch, Detail: "setting up the tab", Err: err}
+	}
+	return nil
+}
+
+// fenceTargets starts the proxies a confined run's targets go through: the
+// fence of the tab's browser context, and for a launched browser a sink
+// for its own calls home. A browser attached elsewhere cannot reach a
+// proxy here: its run is confined in the tab only.
+func (p *Page) fenceTargets() error {
+	o := p.opts
+	if !p.confined {
+		return nil
+	}
+	if o.Remote != "" && !remoteIsLocal(o.Remote) {
 		o.Logf("the browser at %s is not on this machine: requests are confined in the run's tab, and new tabs are closed", redactURL(o.Remote))
+		return nil
 	}
-	var allocCtx context.Context
-	what := "attaching to " + redactURL(o.Remote)
+	fa := p.allow
+	if o.Replay != nil {
+		fa = newAllowlist(nil, true)
+	}
+	var err error
+	if p.fence, err = startFence(fa, p.refusedByFence); err != nil {
+		return &Error{Op: "launch", Kind: ErrLaunch, Detail: "starting the run's proxy", Err: err}
+	}
+	if o.Remote == "" {
+		// The browser's own calls home (updates, sign-in) are no page's
+		// doing: they meet a proxy of their own that refuses them all and
+		// counts none.
+		if p.sink, err = startFence(newAllowlist(nil, true), nil); err != nil {
+			return &Error{Op: "launch", Kind: ErrLaunch, Detail: "starting the run's proxy", Err: err}
+		}
+	}
+	return nil
+}
+
+// launchOrAttach makes the allocator of the run's browser: one that
+// attaches to Options.Remote, or one that launches Chrome on a profile of
+// the Page's own. Nothing starts until the tab's first action. what says
+// which, for errors.
+func (p *Page) launchOrAttach() (alloc context.Context, what string, err error) {
+	o := p.opts
 	if o.Remote != "" {
-		var err error
-		allocCtx, p.cancelAlloc, err = remoteAllocator(o.Remote)
-		if err != nil {
-			p.Close()
-			return nil, err
-		}
-	} else {
-		exec, err := findChrome(o.ChromePath)
-		if err != nil {
-			p.Close()
-			return nil, err
-		}
-		what = "launching " + exec
-		if o.ReapHelpers {
-			becomeSubreaper()
-		}
-		// A profile of our own, rather than chromedp's: Close removes it
-		// together with the directory Chrome keeps its singleton socket in
-		// (under $TMPDIR), which Chrome leaves behind when it is stopped.
-		if p.profile, err = os.MkdirTemp("", "headroom-chrome-"); err != nil {
-			p.Close()
-			return nil, &Error{Op: "launch", Kind: ErrLaunch, Detail: "a profile directory: " + err.Error() + ": is $TMPDIR writable?"}
-		}
-		if p.confined {
-			if err := writePreferences(p.profile); err != nil {
-				p.Close()
-				return nil, &Error{Op: "launch", Kind: ErrLaunch, Detail: "the profile's preferences: " + err.Error()}
-			}
-		}
-		flags := append(launchFlags(exec, o, p.sink), chromedp.UserDataDir(p.profile))
-		allocCtx, p.cancelAlloc = chromedp.NewExecAllocator(context.Background(), flags...)
+		alloc, p.cancelAlloc, err = remoteAllocator(o.Remote)
+		return alloc, "attaching to " + redactURL(o.Remote), err
 	}
-	// The run's tab lives in a browser context of its own when it is
-	// attached (so closing it leaves the browser's other tabs alone) or
-	// fenced (the context's proxy is the fence, and every tab, frame and
-	// worker of the context goes through it). A launched browser must
-	// start before a context can be made in it.
-	parent := allocCtx
+	exec, err := findChrome(o.ChromePath)
+	if err != nil {
+		return nil, "", err
+	}
+	if o.ReapHelpers {
+		becomeSubreaper()
+	}
+	// A profile of our own, rather than chromedp's: Close removes it
+	// together with the directory Chrome keeps its singleton socket in
+	// (under $TMPDIR), which Chrome leaves behind when it is stopped.
+	if p.profile, err = os.MkdirTemp("", "headroom-chrome-"); err != nil {
+		return nil, "", &Error{Op: "launch", Kind: ErrLaunch, Detail: "a profile directory: " + err.Error() + ": is $TMPDIR writable?"}
+	}
+	if p.confined {
+		if err := writePreferences(p.profile); err != nil {
+			return nil, "", &Error{Op: "launch", Kind: ErrLaunch, Detail: "the profile's preferences: " + err.Error()}
+		}
+	}
+	flags := append(launchFlags(exec, o, p.sink), chromedp.UserDataDir(p.profile))
+	alloc, p.cancelAlloc = chromedp.NewExecAllocator(context.Background(), flags...)
+	return alloc, "launching " + exec, nil
+}
+
+// ownContext reports whether the run's tab lives in a browser context of
+// its own: when it is attached (so closing it leaves the browser's other
+// tabs alone) or fenced (the context's proxy is the fence, and every tab,
+// frame and worker of the context goes through it).
+func (p *Page) ownContext() bool { return p.opts.Remote != "" || p.fence != nil }
+
+// openTab starts the browser, when it is launched, and opens the run's tab
+// in it, within the launch timeout.
+func (p *Page) openTab(ctx, alloc context.Context, what string) error {
+	o := p.opts
+	parent := alloc
 	var tabOpts []chromedp.ContextOption
-	if o.Remote != "" || p.fence != nil {
+	if p.ownContext() {
 		if o.Remote == "" {
+			// A launched browser must start before a context can be
+			// made in it.
 			var cancel context.CancelFunc
-			parent, cancel = chromedp.NewContext(allocCtx)
+			parent, cancel = chromedp.NewContext(alloc)
 			p.cancelBrowser = cancel
 			err := startBrowser(ctx, parent, o.LaunchTimeout)
 			if c := chromedp.FromContext(parent); c.Browser != nil && c.Browser.Process() != nil {
 				p.pid = c.Browser.Process().Pid // for Close to reap, should the tab fail
 			}
 			if err != nil {
-				p.Close()
-				return nil, &Error{Op: "launch", Kind: ErrLaunch, Detail: what, Err: err}
+				return &Error{Op: "launch", Kind: ErrLaunch, Detail: what, Err: err}
 			}
 		}
 		tabOpts = append(tabOpts, chromedp.WithNewBrowserContext(func(c *target.CreateBrowserContextParams) {
@@ -293,8 +345,7 @@ func Open(ctx context.Context, o Options) (*Page, error) {
 	// action: a context with no deadline, ended only by Close.
 	p.ctx, p.cancelTab = chromedp.NewContext(parent, tabOpts...)
 	if err := startBrowser(ctx, p.ctx, o.LaunchTimeout); err != nil {
-		p.Close()
-		return nil, &Error{Op: "launch", Kind: ErrLaunch, Detail: what, Err: err}
+		return &Error{Op: "launch", Kind: ErrLaunch, Detail: what, Err: err}
 	}
 	c := chromedp.FromContext(p.ctx)
 	if c.Browser != nil && c.Browser.Process() != nil {
@@ -303,11 +354,7 @@ func Open(ctx context.Context, o Options) (*Page, error) {
 	if c.Target != nil {
 		p.targetID = c.Target.TargetID
 	}
-	if err := p.setup(); err != nil {
-		p.Close()
-		return nil, &Error{Op: "launch", Kind: ErrLaunch, Detail: "setting up the tab", Err: err}
-	}
-	return p, nil
+	return nil
 }
 
 // startBrowser runs a context's first action, which starts its browser
@@ -325,9 +372,9 @@ func startBrowser(ctx, tab context.Context, limit time.Duration) error {
 	}
 }
 
-// setup subscribes to the events the page needs and applies the run's
+// wire subscribes to the events the page needs and applies the run's
 // rules before any navigation.
-func (p *Page) setup() error {
+func (p *Page) wire() error {
 	if err := chromedp.Listen(p.ctx, p.onEvent); err != nil {
 		return err
 	}
@@ -410,51 +457,115 @@ func (p *Page) onEvent(ev any) {
 }
 
 // Close closes the tab and, when the browser was launched for this Page,
-// the browser with its profile. It is safe to call more than once.
+// the browser with its profile. It is safe to call more than once. The
+// first call returns what it could not undo, joined: a tab it could not
+// close in an attached browser, a directory it could not remove, a
+// process of Chrome's still running. A browser already gone (crashed,
+// killed, disconnected) is not an error: there is nothing left to close.
 func (p *Page) Close() error {
 	if p.closed.Swap(true) {
 		return nil
 	}
-	var helpers []int
-	switch {
-	case p.pid != 0 && p.opts.ReapHelpers:
-		// Helpers Chrome started apart from itself (its crash handler)
-		// are this process's children already: all of them are Chrome's.
-		for _, pid := range descendants(os.Getpid()) {
-			if pid != p.pid {
-				helpers = append(helpers, pid)
-			}
-		}
-	case p.pid != 0:
-		helpers = descendants(p.pid)
-	}
-	if p.cancelTab != nil {
-		p.cancelTab()
-	}
+	helpers := p.helpers()
+	errs := []error{p.closeTab()}
 	if p.cancelBrowser != nil {
 		p.cancelBrowser()
 	}
-	var singleton string
-	if p.profile != "" {
-		if l, err := os.Readlink(filepath.Join(p.profile, "SingletonSocket")); err == nil && strings.HasPrefix(filepath.Base(filepath.Dir(l)), "org.chromium.") {
-			singleton = filepath.Dir(l)
-		}
-	}
+	singleton := p.singletonDir()
 	if p.cancelAlloc != nil {
 		p.cancelAlloc() // waits for a launched Chrome to exit
 	}
 	if p.profile != "" {
-		_ = os.RemoveAll(p.profile)
+		errs = append(errs, removeDir("the browser's profile", p.profile))
 		if singleton != "" {
-			_ = os.RemoveAll(singleton)
+			errs = append(errs, removeDir("the browser's singleton socket", singleton))
 		}
 	}
-	reap(helpers, 2*time.Second)
+	if left := reap(helpers, 2*time.Second); len(left) > 0 {
+		errs = append(errs, fmt.Errorf("processes of the browser still running after it was killed: %v", left))
+	}
 	if p.fence != nil {
 		p.fence.close()
 	}
 	if p.sink != nil {
 		p.sink.close()
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("browser: close: %w", err)
+	}
+	return nil
+}
+
+// helpers lists the launched browser's processes apart from itself, read
+// before it is stopped: once it is gone, they are no longer below it.
+func (p *Page) helpers() []int {
+	switch {
+	case p.pid != 0 && p.opts.ReapHelpers:
+		// Helpers Chrome started apart from itself (its crash handler)
+		// are this process's children already: all of them are Chrome's.
+		var out []int
+		for _, pid := range descendants(os.Getpid()) {
+			if pid != p.pid {
+				out = append(out, pid)
+			}
+		}
+		return out
+	case p.pid != 0:
+		return descendants(p.pid)
+	}
+	return nil
+}
+
+// closeTab ends the run's tab. In a browser it attached to, the tab and
+// its browser context are closed by DevTools, and one left open outlives
+// the run: that is an error unless the browser is gone. A launched browser
+// takes its tabs with it when it stops.
+func (p *Page) closeTab() error {
+	if p.cancelTab == nil {
+		return nil
+	}
+	if p.opts.Remote == "" {
+		p.cancelTab()
+		return nil
+	}
+	err := chromedp.Cancel(p.ctx) // cancelTab's work, and what it met
+	if err == nil || p.crashed.Load() || browserGone(p.ctx) {
+		return nil
+	}
+	return fmt.Errorf("closing the run's tab in the browser at %s: %w", redactURL(p.opts.Remote), err)
+}
+
+// browserGone reports a tab whose browser connection has dropped.
+func browserGone(tab context.Context) bool {
+	c := chromedp.FromContext(tab)
+	if c == nil || c.Browser == nil {
+		return true
+	}
+	select {
+	case <-c.Browser.LostConnection:
+		return true
+	default:
+		return false
+	}
+}
+
+// singletonDir is the directory a launched Chrome keeps its singleton
+// socket in, under $TMPDIR; Chrome leaves it behind when it is stopped.
+func (p *Page) singletonDir() string {
+	if p.profile == "" {
+		return ""
+	}
+	l, err := os.Readlink(filepath.Join(p.profile, "SingletonSocket"))
+	if err != nil || !strings.HasPrefix(filepath.Base(filepath.Dir(l)), "org.chromium.") {
+		return ""
+	}
+	return filepath.Dir(l)
+}
+
+// removeDir removes a directory the Page made, saying which on failure.
+func removeDir(what, dir string) error {
+	if err := os.RemoveAll(dir); err != nil {
+		return fmt.Errorf("removing %s %s: %w", what, dir, err)
 	}
 	return nil
 }

@@ -53,8 +53,8 @@ func descendants(pid int) []int {
 // after grace, and collects those that were left to this process; it
 // gives up after twice that. Chrome's helpers outlive the
 // browser process by a moment, and a run that says it closed the browser
-// must leave none behind.
-func reap(pids []int, grace time.Duration) {
+// must leave none behind. It returns those still running when it gave up.
+func reap(pids []int, grace time.Duration) (left []int) {
 	deadline := time.Now().Add(grace)
 	killed := false
 	for len(pids) > 0 {
@@ -69,7 +69,7 @@ func reap(pids []int, grace time.Duration) {
 		}
 		pids = alive
 		if len(pids) == 0 {
-			return
+			return nil
 		}
 		switch {
 		case !killed && time.Now().After(deadline):
@@ -78,10 +78,11 @@ func reap(pids []int, grace time.Duration) {
 			}
 			killed, deadline = true, time.Now().Add(grace)
 		case killed && time.Now().After(deadline):
-			return
+			return pids
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+	return nil
 }
 
 // zombie reports a process that has exited and waits only to be reaped by

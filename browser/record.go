@@ -21,6 +21,9 @@ type Recording struct {
 	// domains and its one tab (Page.Blocked, Page.ClosedTabs).
 	Refused    []string
 	ClosedTabs []string
+	// Closed is what closing the browser met (Page.Close): said, not a
+	// failure of the recording, which holds what it holds either way.
+	Closed error
 }
 
 // Record loads startURL, waits for the requests the page makes after
@@ -36,7 +39,7 @@ func Record(ctx context.Context, o Options, startURL string, steps []Step, dir s
 	}
 	rec := &Recording{URL: startURL, Steps: steps}
 	defer func() {
-		p.Close()
+		rec.Closed = p.Close()
 		rec.Refused, rec.ClosedTabs = p.Blocked(), p.ClosedTabs()
 	}()
 	if rec.Outcomes, err = p.Walk(ctx, startURL, Actions(steps, dir)...); err != nil {

@@ -9,6 +9,7 @@ package pageview
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -136,7 +137,7 @@ func measurePages(ctx context.Context, o Options, types *calltypes.Registry, r *
 			return err
 		}
 		snaps, err := walkSite(ctx, p, start, steps)
-		p.Close()
+		err = errors.Join(err, p.Close())
 		if err != nil {
 			return fmt.Errorf("%s: %w", site, err)
 		}
@@ -297,12 +298,12 @@ func isTaskList(path string) bool {
 	return false
 }
 
-func runTask(ctx context.Context, bo browser.Options, t *agent.Task) (agent.Result, error) {
+func runTask(ctx context.Context, bo browser.Options, t *agent.Task) (_ agent.Result, err error) {
 	p, _, err := replayed(ctx, bo, t.Replay, t.StartURL, t.AllowedDomains...)
 	if err != nil {
 		return agent.Result{}, err
 	}
-	defer p.Close()
+	defer func() { err = errors.Join(err, p.Close()) }()
 	caller, err := embedded.Open(ctx, llm.Options{})
 	if err != nil {
 		return agent.Result{}, err

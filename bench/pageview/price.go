@@ -3,6 +3,7 @@ package pageview
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -72,14 +73,14 @@ func (p pricer) lookup(typ string) calltypes.Type {
 // took them, and prices each model step's pick and check on the pages
 // they saw: the same goal, plan and history both ways, only the page and
 // the message's form differ.
-func priceTask(ctx context.Context, bo browser.Options, types *calltypes.Registry, t *agent.Task, res agent.Result) (TaskRow, []StepRow, error) {
+func priceTask(ctx context.Context, bo browser.Options, types *calltypes.Registry, t *agent.Task, res agent.Result) (_ TaskRow, _ []StepRow, err error) {
 	row := TaskRow{Task: t.Name, Status: res.Status}
 	pr := pricer{types}
 	p, _, err := replayed(ctx, bo, t.Replay, t.StartURL, t.AllowedDomains...)
 	if err != nil {
 		return row, nil, err
 	}
-	defer p.Close()
+	defer func() { err = errors.Join(err, p.Close()) }()
 	if _, err := p.Navigate(ctx, t.StartURL); err != nil {
 		return row, nil, err
 	}

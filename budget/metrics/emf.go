@@ -3,6 +3,7 @@ package metrics
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"sync"
@@ -16,6 +17,11 @@ const Namespace = "headroom"
 // JSON object a line: one per deployment (dimension deployment), one per
 // call type (dimension call_type), one for the fleet (no dimension).
 type EMF struct {
+	// Failed, when set, is told of each flush of Run's ticks that fails
+	// (the source unreadable, the writer refusing); Run goes on, and
+	// counts them in what it returns.
+	Failed func(error)
+
 	w   io.Writer
 	src Source
 
@@ -121,18 +127,34 @@ func (e *EMF) Flush(ctx context.Context) error {
 }
 
 // Run flushes every interval until ctx ends, then once more: a run
-// stopped by SIGTERM still leaves its last figures.
+// stopped by SIGTERM still leaves its last figures. A failed flush does
+// not stop it; it returns the last flush's error joined with how many of
+// the others failed, and the first of them.
 func (e *EMF) Run(ctx context.Context, every time.Duration) error {
 	t := time.NewTicker(every)
 	defer t.Stop()
+	var failed, flushes int
+	var first error
 	for {
 		select {
 		case <-ctx.Done():
 			fctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 			defer cancel()
-			return e.Flush(fctx)
+			err := e.Flush(fctx)
+			if failed > 0 {
+				err = errors.Join(fmt.Errorf("%d of %d flushes failed before the last, the first: %w", failed, flushes, first), err)
+			}
+			return err
 		case <-t.C:
-			_ = e.Flush(ctx)
+			flushes++
+			if err := e.Flush(ctx); err != nil && ctx.Err() == nil { // a stop is not a failure
+				if failed++; failed == 1 {
+					first = err
+				}
+				if e.Failed != nil {
+					e.Failed(err)
+				}
+			}
 		}
 	}
 }

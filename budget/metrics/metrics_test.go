@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -223,6 +224,33 @@ func TestEMFFlushesWhenStopped(t *testing.T) {
 		t.Errorf("%d lines after a stop, want one set of 4", n)
 	}
 }
+
+// A writer that refuses is said at each tick and in what Run returns; the
+// flushes go on.
+func TestEMFSaysWhatFailed(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	e := metrics.NewEMF(refusing{}, source(view()))
+	told := make(chan error, 100)
+	e.Failed = func(err error) { told <- err }
+	done := make(chan error)
+	go func() { done <- e.Run(ctx, time.Millisecond) }()
+	for range 2 {
+		if err := <-told; !errors.Is(err, errFull) {
+			t.Errorf("told %v, want the writer's error", err)
+		}
+	}
+	cancel()
+	err := <-done
+	if !errors.Is(err, errFull) || !strings.Contains(err.Error(), "flushes failed before the last") {
+		t.Errorf("Run returned %v, want the failed flushes counted and the writer's error", err)
+	}
+}
+
+var errFull = errors.New("no space left on device")
+
+type refusing struct{}
+
+func (refusing) Write([]byte) (int, error) { return 0, errFull }
 
 func TestPrometheusSeriesPerDeployment(t *testing.T) {
 	srv := httptest.NewServer(metrics.Handler(metrics.NewCollector(source(view()), time.Second)))

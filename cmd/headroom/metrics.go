@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"sync"
 	"time"
 
@@ -23,6 +25,18 @@ const emfEvery = 10 * time.Second
 type metricsFlags struct {
 	emf  string
 	addr string
+	// stderr is where the sinks say what failed (os.Stderr when nil): a
+	// sink that stops is said, and the command's work goes on.
+	stderr io.Writer
+}
+
+// warn says a sink's failure.
+func (m *metricsFlags) warn(format string, args ...any) {
+	w := m.stderr
+	if w == nil {
+		w = os.Stderr
+	}
+	fprintf(w, "headroom: "+format+"\n", args...)
 }
 
 func (m *metricsFlags) add(fs flagSet) {
@@ -58,7 +72,9 @@ func callerSource(c *llm.Caller) metrics.Source {
 
 // start begins the sinks the flags ask for; stop (safe to call twice)
 // writes the last EMF lines and stops serving. An error is bad usage (a
-// file that cannot be written, an address that cannot be bound).
+// file that cannot be written, an address that cannot be bound); what
+// fails once they run (a flush, the file's close, the server) is said on
+// m.stderr.
 func (m *metricsFlags) start(src metrics.Source, stdout io.Writer) (stop func(), err error) {
 	var stops []func()
 	var once sync.Once
@@ -79,15 +95,27 @@ func (m *metricsFlags) start(src metrics.Source, stdout io.Writer) (stop func(),
 			if err != nil {
 				return stop, fmt.Errorf("--emf: %w", err)
 			}
-			stops = append(stops, func() { f.Close() })
+			stops = append(stops, func() {
+				if err := f.Close(); err != nil {
+					m.warn("--emf: closing %s: %v", m.emf, err)
+				}
+			})
 			w = f
 		}
 		e := metrics.NewEMF(w, src)
+		var said sync.Once
+		e.Failed = func(err error) {
+			said.Do(func() {
+				m.warn("--emf: writing the metrics: %v (tried again every %s; the count at the end)", err, emfEvery)
+			})
+		}
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			_ = e.Run(ctx, emfEvery)
+			if err := e.Run(ctx, emfEvery); err != nil {
+				m.warn("--emf: %v", err)
+			}
 		}()
 		stops = append(stops, func() { cancel(); <-done })
 	}
@@ -98,11 +126,17 @@ func (m *metricsFlags) start(src metrics.Source, stdout io.Writer) (stop func(),
 			return func() {}, fmt.Errorf("--metrics-addr: %w", err)
 		}
 		srv := &http.Server{Handler: metrics.Handler(metrics.NewCollector(src, 2*time.Second)), ReadHeaderTimeout: 5 * time.Second}
-		go func() { _ = srv.Serve(l) }() // ends with Shutdown
+		go func() {
+			if err := srv.Serve(l); !errors.Is(err, http.ErrServerClosed) {
+				m.warn("--metrics-addr: serving %s stopped: %v", l.Addr(), err)
+			}
+		}()
 		stops = append(stops, func() {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 			defer cancel()
-			_ = srv.Shutdown(ctx)
+			if err := srv.Shutdown(ctx); err != nil {
+				m.warn("--metrics-addr: stopping: %v", err)
+			}
 		})
 	}
 	return stop, nil

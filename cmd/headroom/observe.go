@@ -83,7 +83,13 @@ func runObserve(fs *pflag.FlagSet) runner {
 			fprintf(stderr, "headroom observe: %v\n", err)
 			return agent.ExitCode(ctx, "", err)
 		}
-		defer p.Close()
+		defer func() {
+			// The snapshot is printed; a browser that would not close
+			// cleanly is said, not made a failure of the command.
+			if err := p.Close(); err != nil {
+				fprintf(stderr, "headroom observe: closing the browser: %v\n", err)
+			}
+		}()
 		_, err = p.Walk(ctx, start, browser.Actions(steps, ".")...)
 		var snap *browser.Snapshot
 		if err == nil {

@@ -90,6 +90,9 @@ func runRecord(fs *pflag.FlagSet) runner {
 			summary.Title = r.Title
 			summary.Refused, summary.ClosedTabs = r.Refused, r.ClosedTabs
 			reportFence(stderr, "record", r.Refused, r.ClosedTabs, bf.verbose)
+			if r.Closed != nil {
+				fprintf(stderr, "headroom record: closing the browser: %v\n", r.Closed)
+			}
 			for _, o := range r.Outcomes {
 				summary.Outcomes = append(summary.Outcomes, o.String())
 			}
