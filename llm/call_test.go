@@ -104,7 +104,7 @@ var inputs = map[string]any{
 func TestEveryBuiltinCarriesItsOwnCapAndN(t *testing.T) {
 	sc := newSimCaller(t, "heuristic", map[string]azuresim.Model{"heuristic": heuristic.Model{}})
 	for _, typ := range calltypes.Default().Types() {
-		out, rec, err := sc.Call(context.Background(), typ.Name, inputs[typ.Name], CallOptions{})
+		out, rec, err := sc.Call(context.Background(), typ.Name, asJSON(inputs[typ.Name]), CallOptions{})
 		if err != nil {
 			t.Fatalf("%s: %v", typ.Name, err)
 		}
@@ -146,6 +146,18 @@ type goalOnly struct {
 	Goal string `json:"goal"`
 }
 
+// tinyCall is tinyType's typed name.
+const tinyCall calltypes.Typed[goalOnly, goalOnly] = "tiny"
+
+// asJSON is v as JSON, the input of an untyped call.
+func asJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
 func TestTruncatedAnswersNeverReachTheCaller(t *testing.T) {
 	for _, policy := range []Truncation{FailTruncated, RetryTruncated} {
 		sc := newSimCaller(t, "echo", nil)
@@ -153,7 +165,7 @@ func TestTruncatedAnswersNeverReachTheCaller(t *testing.T) {
 			t.Fatal(err)
 		}
 		sc.Truncation = policy
-		out, _, err := sc.Call(context.Background(), "tiny", goalOnly{Goal: "a goal that is longer than three tokens"}, CallOptions{})
+		out, _, err := sc.Call(context.Background(), "tiny", asJSON(goalOnly{Goal: "a goal that is longer than three tokens"}), CallOptions{})
 		var tr *TruncatedError
 		if !errors.As(err, &tr) || out != nil {
 			t.Fatalf("policy %d: %v, output %v", policy, err, out)
@@ -170,8 +182,8 @@ func TestTruncatedAnswersNeverReachTheCaller(t *testing.T) {
 	sc := newSimCaller(t, "echo", nil)
 	sc.Types.Register(tinyType(6)) // the answer is about 8 tokens
 	sc.Truncation = RetryTruncated
-	out, rec, err := sc.Call(context.Background(), "tiny", goalOnly{Goal: "short goal here now"}, CallOptions{})
-	if err != nil || rec.MaxTokens != 12 || out.(goalOnly).Goal != "short goal here now" || rec.Retries != 1 {
+	out, rec, err := Call(context.Background(), sc.Caller, tinyCall, goalOnly{Goal: "short goal here now"}, CallOptions{})
+	if err != nil || rec.MaxTokens != 12 || out.Goal != "short goal here now" || rec.Retries != 1 {
 		t.Errorf("retry with twice the cap: %+v, %v", rec, err)
 	}
 }
@@ -195,8 +207,8 @@ func (f *flaky) Reply(r azuresim.Request) string {
 func TestInvalidAnswerGetsOneRepair(t *testing.T) {
 	sc := newSimCaller(t, "flaky", map[string]azuresim.Model{"flaky": &flaky{}})
 	sc.Types.Register(tinyType(64))
-	out, rec, err := sc.Call(context.Background(), "tiny", goalOnly{Goal: "g"}, CallOptions{})
-	if err != nil || out.(goalOnly).Goal != "fixed" || rec.Retries != 1 {
+	out, rec, err := Call(context.Background(), sc.Caller, tinyCall, goalOnly{Goal: "g"}, CallOptions{})
+	if err != nil || out.Goal != "fixed" || rec.Retries != 1 {
 		t.Fatalf("repair: %+v, %v", rec, err)
 	}
 	msgs := sc.bodies[1]["messages"].([]any)
@@ -210,7 +222,7 @@ func TestInvalidAnswerGetsOneRepair(t *testing.T) {
 	// An answer still invalid after the repair is a typed error.
 	sc = newSimCaller(t, "echo", nil)
 	sc.Types.Register(tinyType(64))
-	_, _, err = sc.Call(context.Background(), "tiny", map[string]any{"not": "a plan input"}, CallOptions{})
+	_, _, err = sc.Call(context.Background(), "tiny", asJSON(map[string]any{"not": "a plan input"}), CallOptions{})
 	var inv *InvalidOutputError
 	if !errors.As(err, &inv) || sc.Stats()["tiny"].Invalid != 1 || len(sc.bodies) != 2 {
 		t.Fatalf("invalid twice: %v (%d requests)", err, len(sc.bodies))
@@ -234,7 +246,7 @@ func TestCassetteRecordsAndReplaysByteIdentically(t *testing.T) {
 		in  any
 	}{{"planning", inputs["planning"]}, {"click-pick", inputs["click-pick"]}, {"yes-no", leaky}, {"summarize", inputs["summarize"]}, {"click-pick", inputs["click-pick"]}}
 	for _, c := range calls {
-		out, rec, err := sc.Call(context.Background(), c.typ, c.in, CallOptions{})
+		out, rec, err := sc.Call(context.Background(), c.typ, asJSON(c.in), CallOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -253,7 +265,7 @@ func TestCassetteRecordsAndReplaysByteIdentically(t *testing.T) {
 	cas.RecordTo(&second)
 	replayer := &Caller{Types: calltypes.Default(), Cassette: cas}
 	for i, c := range calls {
-		out, rec, err := replayer.Call(context.Background(), c.typ, c.in, CallOptions{})
+		out, rec, err := replayer.Call(context.Background(), c.typ, asJSON(c.in), CallOptions{})
 		if err != nil {
 			t.Fatalf("replay %d: %v", i, err)
 		}
@@ -270,7 +282,7 @@ func TestCassetteRecordsAndReplaysByteIdentically(t *testing.T) {
 	// A request the cassette did not record says what differs.
 	changed := inputs["summarize"].(calltypes.SummaryInput)
 	changed.Goal = "what do road shoes cost"
-	_, _, err = replayer.Call(context.Background(), "summarize", changed, CallOptions{})
+	_, _, err = replayer.Call(context.Background(), "summarize", asJSON(changed), CallOptions{})
 	if !errors.Is(err, ErrReplayMismatch) || !strings.Contains(err.Error(), "messages[1].content") {
 		t.Errorf("mismatch: %v", err)
 	}

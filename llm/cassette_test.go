@@ -26,7 +26,7 @@ func TestAReplayThroughOpenMatchesARequestThatHeldTheKey(t *testing.T) {
 	sc.Cassette = NewCassette(&rec, sc.Dispatcher.Secrets()...)
 	leaky := inputs["yes-no"].(calltypes.CheckInput)
 	leaky.Page = withText(leaky.Page, "key="+testKey)
-	want, _, err := sc.Call(context.Background(), "yes-no", leaky, CallOptions{})
+	want, _, err := sc.Call(context.Background(), "yes-no", asJSON(leaky), CallOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +44,7 @@ func TestAReplayThroughOpenMatchesARequestThatHeldTheKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	got, _, err := c.Call(context.Background(), "yes-no", leaky, CallOptions{})
+	got, _, err := c.Call(context.Background(), "yes-no", asJSON(leaky), CallOptions{})
 	if err != nil {
 		t.Fatalf("the replay of a request that held the key: %v", err)
 	}
@@ -55,7 +55,7 @@ func TestAReplayThroughOpenMatchesARequestThatHeldTheKey(t *testing.T) {
 	}
 	// A miss prints where the request differs, never the key.
 	leaky.Goal = "something else entirely " + testKey
-	_, _, err = c.Call(context.Background(), "yes-no", leaky, CallOptions{})
+	_, _, err = c.Call(context.Background(), "yes-no", asJSON(leaky), CallOptions{})
 	if !errors.Is(err, ErrReplayMismatch) || strings.Contains(err.Error(), testKey) || strings.Contains(err.Error(), "0123456789") {
 		t.Errorf("mismatch: %v", err)
 	}
@@ -96,24 +96,24 @@ func TestAReplayWithNoKeyStillMatchesARequestThatHeldIt(t *testing.T) {
 		t.Fatal(err)
 	}
 	replayer := &Caller{Types: calltypes.Default(), Cassette: cas}
-	if _, _, err := replayer.Call(context.Background(), "yes-no", leaky, CallOptions{}); err != nil {
+	if _, _, err := replayer.Call(context.Background(), "yes-no", asJSON(leaky), CallOptions{}); err != nil {
 		t.Fatalf("replay with no key: %v", err)
 	}
 	// Once is all it was recorded.
-	if _, _, err := replayer.Call(context.Background(), "yes-no", leaky, CallOptions{}); !errors.Is(err, ErrReplayMismatch) || !strings.Contains(err.Error(), "fewer times") {
+	if _, _, err := replayer.Call(context.Background(), "yes-no", asJSON(leaky), CallOptions{}); !errors.Is(err, ErrReplayMismatch) || !strings.Contains(err.Error(), "fewer times") {
 		t.Errorf("asked twice: %v", err)
 	}
 	// A miss says which field of the input differs, and shows no key.
 	changed := leaky
 	changed.Goal = "find road shoes"
-	_, _, err = replayer.Call(context.Background(), "yes-no", changed, CallOptions{})
+	_, _, err = replayer.Call(context.Background(), "yes-no", asJSON(changed), CallOptions{})
 	if !errors.Is(err, ErrReplayMismatch) || !strings.Contains(err.Error(), "messages[1].content.goal") || strings.Contains(err.Error(), "0123456789") {
 		t.Errorf("mismatch: %v", err)
 	}
 	// The word is a word: text that differs more than that does not match.
 	other := leaky
 	other.Page = editPage(other.Page, func(s string) string { return strings.Replace(s, testKey, "two words", 1) })
-	if _, _, err := replayer.Call(context.Background(), "yes-no", other, CallOptions{}); !errors.Is(err, ErrReplayMismatch) {
+	if _, _, err := replayer.Call(context.Background(), "yes-no", asJSON(other), CallOptions{}); !errors.Is(err, ErrReplayMismatch) {
 		t.Errorf("a marker matched two words: %v", err)
 	}
 }
@@ -147,7 +147,7 @@ func recordLeakyCall(t *testing.T) (*bytes.Buffer, calltypes.CheckInput) {
 	sc.Cassette = NewCassette(&rec, sc.Dispatcher.Secrets()...)
 	leaky := inputs["yes-no"].(calltypes.CheckInput)
 	leaky.Page = withText(leaky.Page, "key="+testKey+".")
-	if _, _, err := sc.Call(context.Background(), "yes-no", leaky, CallOptions{}); err != nil {
+	if _, _, err := sc.Call(context.Background(), "yes-no", asJSON(leaky), CallOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	return &rec, leaky

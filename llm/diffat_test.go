@@ -96,7 +96,7 @@ func TestACassetteMissShowsTheTextAroundTheDifference(t *testing.T) {
 		typ string
 		in  any
 	}{{"yes-no", other}, {"click-pick", inputs["click-pick"]}, {"click-pick", in}} {
-		if _, _, err := sc.Call(context.Background(), call.typ, call.in, CallOptions{}); err != nil {
+		if _, _, err := sc.Call(context.Background(), call.typ, asJSON(call.in), CallOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -107,7 +107,7 @@ func TestACassetteMissShowsTheTextAroundTheDifference(t *testing.T) {
 	replayer := &Caller{Types: calltypes.Default(), Cassette: cas}
 	changed := in
 	changed.Page = editPage(in.Page, func(s string) string { return strings.Replace(s, "in stock", "sold out", 1) })
-	_, _, err = replayer.Call(context.Background(), "click-pick", changed, CallOptions{})
+	_, _, err = replayer.Call(context.Background(), "click-pick", asJSON(changed), CallOptions{})
 	if !errors.Is(err, ErrReplayMismatch) {
 		t.Fatalf("a call the cassette did not record: %v", err)
 	}
@@ -136,7 +136,7 @@ func TestACassetteMissShowsTheTextAroundTheDifference(t *testing.T) {
 		t.Errorf("the caret is not under the difference:\n%s\n%s", lines[1], caret)
 	}
 	// A type it never recorded names the cassette.
-	if _, _, err := replayer.Call(context.Background(), "summarize", inputs["summarize"], CallOptions{}); !errors.Is(err, ErrReplayMismatch) || !strings.Contains(err.Error(), "no summarize call was recorded in calls.jsonl") {
+	if _, _, err := replayer.Call(context.Background(), "summarize", asJSON(inputs["summarize"]), CallOptions{}); !errors.Is(err, ErrReplayMismatch) || !strings.Contains(err.Error(), "no summarize call was recorded in calls.jsonl") {
 		t.Errorf("an unrecorded type: %v", err)
 	}
 }
@@ -170,7 +170,7 @@ func TestACassetteMissShowsNoSecretTheReplayDoesNotKnow(t *testing.T) {
 	} {
 		changed := leaky
 		changed.Page = editPage(leaky.Page, edit)
-		_, _, err := replayer.Call(context.Background(), "yes-no", changed, CallOptions{})
+		_, _, err := replayer.Call(context.Background(), "yes-no", asJSON(changed), CallOptions{})
 		if !errors.Is(err, ErrReplayMismatch) || !strings.Contains(err.Error(), "messages[1].content.page, from byte ") {
 			t.Errorf("mismatch: %v", err)
 			continue

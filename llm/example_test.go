@@ -2,6 +2,7 @@ package llm_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -29,13 +30,18 @@ func (m tableModel) Reply(r azuresim.Request) string {
 	return m.Model.Reply(r)
 }
 
+// ExtractTable is the extract-table type's typed name: its input and the
+// Go type of its answer.
+const ExtractTable calltypes.Typed[calltypes.SummaryInput, Table] = "extract-table"
+
 // Adding a call type: its cap, schema, prompt and priority, registered
 // once; every call of the type is then sent with that cap and n = 1,
-// reserved against the budget and parsed into its Go value.
+// reserved against the budget and parsed into its Go value. A type known
+// only by name (a config's) is called with JSON and answers JSON.
 func Example_extractTable() {
 	types := calltypes.Default()
 	err := types.Register(calltypes.Type{
-		Name:      "extract-table",
+		Name:      ExtractTable.Name(),
 		MaxTokens: 400, // a few rows of a few cells
 		Priority:  calltypes.Background,
 		System:    "The user message is JSON describing a web page and a goal. Extract the table the goal asks for as rows of cells.",
@@ -66,16 +72,24 @@ func Example_extractTable() {
 title: Trail shoes
 Trail Runner 4 GTX, 89 EUR.
 Speedgoat 5, 96 EUR.`)}
-	out, rep, err := caller.Call(context.Background(), "extract-table", input, llm.CallOptions{})
+	table, rep, err := llm.Call(context.Background(), caller, ExtractTable, input, llm.CallOptions{})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println(rep.Type, rep.MaxTokens, rep.N, rep.Deployment)
-	fmt.Println(out.(Table).Rows)
+	fmt.Println(rep.Type, rep.MaxTokens, rep.N)
+	fmt.Println(table.Rows)
+
+	raw, _, err := caller.Call(context.Background(), "extract-table", json.RawMessage(`{"goal":"list the shoes","page":"url: https://shop.example/\ntitle: Shoes\nSpeedgoat 5, 96 EUR."}`), llm.CallOptions{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(string(raw))
 	// Output:
-	// extract-table 400 1 gpt-4o-mini
+	// extract-table 400 1
 	// [[Trail Runner 4 GTX 89 EUR] [Speedgoat 5 96 EUR]]
+	// {"rows":[["Trail Runner 4 GTX","89 EUR"],["Speedgoat 5","96 EUR"]]}
 }
 
 // A built-in call through its typed name: the input is checked by the

@@ -9,6 +9,7 @@ import (
 
 	"github.com/headroom-agent/headroom/budget"
 	"github.com/headroom-agent/headroom/calltypes"
+	"github.com/headroom-agent/headroom/llm/tokens"
 )
 
 // DefaultFallbackShare is the share of calls sent to the fallback pool
@@ -66,14 +67,15 @@ func (rt *route) fallBack() {
 	rt.pool, rt.shape, rt.fallback, rt.alternate = rt.alternate, rt.altShape, true, ""
 }
 
-// start sets the report for the pool the call is on and returns its cap.
-func (rt *route) start(t calltypes.Type, rep *Report) int64 {
+// request is the call's request on the pool it is on, with the type's cap
+// in the pool's shape; the report says the cap, the pool and the effort.
+func (rt *route) request(t calltypes.Type, msgs []tokens.Message, rep *Report) *request {
 	cap := rt.shape.Cap(t, t.MaxTokens)
 	rep.MaxTokens, rep.Fallback, rep.ReasoningEffort = cap, rt.fallback, ""
 	if rt.shape.Reasoning() {
 		rep.ReasoningEffort = rt.shape.effort(t)
 	}
-	return cap
+	return newRequest(t, msgs, cap, rt.pool, rt.shape)
 }
 
 // primaryContext bounds the primary pool's try so that a fallback has

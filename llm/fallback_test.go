@@ -49,7 +49,7 @@ func TestAnExhaustedPrimaryDegradesToTheFallback(t *testing.T) {
 	served := map[bool]int{}
 	for range 12 {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-		_, rep, err := c.Call(ctx, calltypes.YesNo, inputs["yes-no"], CallOptions{})
+		_, rep, err := c.Call(ctx, calltypes.YesNo, asJSON(inputs["yes-no"]), CallOptions{})
 		cancel()
 		if err != nil {
 			t.Fatalf("call %d: %v", served[true]+served[false], err)
@@ -74,7 +74,7 @@ func TestTheFallbackGetsItsShareWhileThePrimaryServes(t *testing.T) {
 	c := fallbackCaller(t, 6_000_000, new(0.05))
 	fallback := 0
 	for range 200 {
-		_, rep, err := c.Call(context.Background(), calltypes.YesNo, inputs["yes-no"], CallOptions{})
+		_, rep, err := c.Call(context.Background(), calltypes.YesNo, asJSON(inputs["yes-no"]), CallOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}

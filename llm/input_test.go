@@ -50,7 +50,7 @@ func TestCallRefusesInputsItsTypeDoesNotTake(t *testing.T) {
 	}
 	// Every built-in still takes its own input.
 	for typ, in := range inputs {
-		if _, _, err := sc.Call(context.Background(), typ, in, CallOptions{}); err != nil {
+		if _, _, err := sc.Call(context.Background(), typ, asJSON(in), CallOptions{}); err != nil {
 			var ie *calltypes.InputError
 			if errors.As(err, &ie) {
 				t.Errorf("%s refused its own input: %v", typ, err)

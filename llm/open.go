@@ -96,6 +96,28 @@ func Open(ctx context.Context, f *config.File, o Options) (*Caller, error) {
 	return c, nil
 }
 
+// Close releases what Open started for the caller: the budget store, the
+// cassette's file. A Caller built by hand has nothing to close.
+func (c *Caller) Close() error {
+	c.mu.Lock()
+	fs := c.closed
+	c.closed = nil
+	c.mu.Unlock()
+	var errs []error
+	for i := len(fs) - 1; i >= 0; i-- {
+		errs = append(errs, fs[i]())
+	}
+	return errors.Join(errs...)
+}
+
+// OnClose adds f to what Close runs (last added, first run): a package
+// that opens a Caller on something it started stops it there.
+func (c *Caller) OnClose(f func() error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.closed = append(c.closed, f)
+}
+
 // replayFrom answers the caller's calls from a cassette file; secrets are
 // scrubbed from live requests as they were from the recorded ones.
 func (c *Caller) replayFrom(path string, secrets []string) error {

@@ -32,7 +32,7 @@ func TestRequestsFollowTheModelFamily(t *testing.T) {
 		{"gpt-5-mini", "minimal", 64 + 256},
 	} {
 		sc := newModelCaller(t, azuresim.Deployment{Model: c.model, Reply: "heuristic"}, nil, heuristicModels())
-		_, rep, err := sc.Call(ctx, calltypes.YesNo, inputs["yes-no"], CallOptions{})
+		_, rep, err := sc.Call(ctx, calltypes.YesNo, asJSON(inputs["yes-no"]), CallOptions{})
 		if err != nil {
 			t.Fatalf("%s: %v", c.model, err)
 		}
@@ -64,7 +64,7 @@ func TestReasoningThatEatsTheCapIsCountedApart(t *testing.T) {
 	ctx := context.Background()
 	thinker := azuresim.Deployment{Model: "o4-mini", Reply: "heuristic", ReasoningTokens: map[string]int64{"low": 3000}}
 	sc := newModelCaller(t, thinker, nil, heuristicModels())
-	_, _, err := sc.Call(ctx, calltypes.YesNo, inputs["yes-no"], CallOptions{})
+	_, _, err := sc.Call(ctx, calltypes.YesNo, asJSON(inputs["yes-no"]), CallOptions{})
 	var rt *ReasoningTruncatedError
 	if !errors.As(err, &rt) || !strings.Contains(err.Error(), "calltypes.yes-no.reasoning_tokens") {
 		t.Fatalf("err = %v, want a ReasoningTruncatedError naming reasoning_tokens", err)
@@ -77,11 +77,11 @@ func TestReasoningThatEatsTheCapIsCountedApart(t *testing.T) {
 	roomy := newModelCaller(t, thinker, func(f *config.File) {
 		f.CallTypes = map[string]calltypes.Override{calltypes.YesNo: {ReasoningTokens: 4000}}
 	}, heuristicModels())
-	if _, rep, err := roomy.Call(ctx, calltypes.YesNo, inputs["yes-no"], CallOptions{}); err != nil || rep.MaxTokens != 64+4000 || rep.ReasoningTokens != 3000 {
+	if _, rep, err := roomy.Call(ctx, calltypes.YesNo, asJSON(inputs["yes-no"]), CallOptions{}); err != nil || rep.MaxTokens != 64+4000 || rep.ReasoningTokens != 3000 {
 		t.Errorf("with reasoning_tokens 4000: %+v, %v", rep, err)
 	}
 	byEffort := newModelCaller(t, thinker, func(f *config.File) { f.ReasoningTokens = map[string]int64{"low": 5000} }, heuristicModels())
-	if _, rep, err := byEffort.Call(ctx, calltypes.YesNo, inputs["yes-no"], CallOptions{}); err != nil || rep.MaxTokens != 64+5000 {
+	if _, rep, err := byEffort.Call(ctx, calltypes.YesNo, asJSON(inputs["yes-no"]), CallOptions{}); err != nil || rep.MaxTokens != 64+5000 {
 		t.Errorf("with reasoning_tokens {low: 5000}: %+v, %v", rep, err)
 	}
 }
@@ -90,7 +90,7 @@ func TestReasoningThatEatsTheCapIsCountedApart(t *testing.T) {
 func TestTheChatShapeIsRefusedByAReasoningModel(t *testing.T) {
 	sc := newModelCaller(t, azuresim.Deployment{Model: "o4-mini", Reply: "heuristic"}, nil, heuristicModels())
 	sc.Shape = Shape{} // as every request was written before model families
-	_, _, err := sc.Call(context.Background(), calltypes.YesNo, inputs["yes-no"], CallOptions{})
+	_, _, err := sc.Call(context.Background(), calltypes.YesNo, asJSON(inputs["yes-no"]), CallOptions{})
 	if err == nil || !strings.Contains(err.Error(), "400") || !strings.Contains(err.Error(), "max_completion_tokens") {
 		t.Errorf("err = %v, want Azure's 400 for max_tokens", err)
 	}

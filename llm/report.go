@@ -18,7 +18,9 @@ type Report struct {
 	TokensUsed     int64 `json:"tokens_used"`     // what the answers used
 	LatencyMS      int64 `json:"latency_ms"`
 	// Retries counts the requests beyond the first: the router's retries
-	// on 429s, 5xx and timeouts, a truncation retry, a repair request.
+	// on 429s, 5xx and timeouts, a fallback, a truncation retry, a repair
+	// request. A budget store asked again (budget.Router's) sends nothing
+	// and is not one.
 	Retries int `json:"retries"`
 	// RateLimited counts the 429s met on the way.
 	RateLimited int `json:"rate_limited"`

@@ -5,6 +5,7 @@ package caps
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	"github.com/headroom-agent/headroom/calltypes"
@@ -45,9 +46,13 @@ func Measure(ctx context.Context, disp *llm.Dispatcher, flat int64) ([]Row, floa
 		if !ok {
 			return nil, 0, fmt.Errorf("%s is not a registered call type", s.Type)
 		}
-		in, ok := calltypes.ExampleInput(s.Type)
+		example, ok := calltypes.ExampleInput(s.Type)
 		if !ok {
 			return nil, 0, fmt.Errorf("no example input for %s", s.Type)
+		}
+		in, err := json.Marshal(example)
+		if err != nil {
+			return nil, 0, fmt.Errorf("%s's example input: %w", s.Type, err)
 		}
 		_, a, err := tuned.Call(ctx, t.Name, in, llm.CallOptions{})
 		if err != nil {

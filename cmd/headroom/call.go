@@ -74,8 +74,8 @@ func runCall(fs *pflag.FlagSet) runner {
 			fprintf(stderr, "headroom call: unknown call type %q (have %v)\n", typeName, names)
 			return exitUsage
 		}
-		var in any
-		if err := decodeInput(raw, &in); err != nil {
+		in, err := decodeInput(raw)
+		if err != nil {
 			fprintf(stderr, "headroom call: %s: %v\n", *input, err)
 			return exitUsage
 		}
@@ -89,7 +89,7 @@ func runCall(fs *pflag.FlagSet) runner {
 		}
 		return printJSON(stdout, struct {
 			llm.Report
-			Output any `json:"output"`
+			Output json.RawMessage `json:"output"`
 		}{rep, out})
 	}
 }
@@ -97,24 +97,27 @@ func runCall(fs *pflag.FlagSet) runner {
 // maxInput bounds a call's input: a page view and a goal are kilobytes.
 const maxInput = 16 << 20
 
-// decodeInput reads a call's input: one JSON value, nothing after it.
-func decodeInput(raw []byte, v *any) error {
+// decodeInput reads a call's input: one JSON value, nothing after it,
+// written again as encoding/json writes a value (an object's keys
+// sorted, numbers as they were).
+func decodeInput(raw []byte) (json.RawMessage, error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
-	if err := dec.Decode(v); err != nil {
+	var v any
+	if err := dec.Decode(&v); err != nil {
 		var se *json.SyntaxError
 		if errors.As(err, &se) {
-			return fmt.Errorf("not JSON at byte %d: %v", se.Offset, err)
+			return nil, fmt.Errorf("not JSON at byte %d: %v", se.Offset, err)
 		}
 		if errors.Is(err, io.ErrUnexpectedEOF) {
-			return fmt.Errorf("not JSON: it ends at byte %d before the value does", len(raw))
+			return nil, fmt.Errorf("not JSON: it ends at byte %d before the value does", len(raw))
 		}
-		return fmt.Errorf("not JSON: %v", err)
+		return nil, fmt.Errorf("not JSON: %v", err)
 	}
 	if dec.More() {
-		return errors.New("more than one JSON value: give one object")
+		return nil, errors.New("more than one JSON value: give one object")
 	}
-	return nil
+	return json.Marshal(v)
 }
 
 // completeCallTypes offers the call types' names, the --config file's

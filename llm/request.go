@@ -1,0 +1,86 @@
+package llm
+
+import (
+	"encoding/json"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/shared"
+
+	"github.com/headroom-agent/headroom/calltypes"
+	"github.com/headroom-agent/headroom/llm/tokens"
+)
+
+// request is one chat request of a call, built from its type: the type's
+// cap (or the cap of a retry), n and strict schema, in the shape of the
+// model family of the pool it goes to. A call makes one, and another for
+// a fallback, a truncation retry or a repair.
+type request struct {
+	t      calltypes.Type
+	msgs   []tokens.Message
+	cap    int64 // max_tokens, or max_completion_tokens on a reasoning model
+	pool   string
+	shape  Shape
+	params openai.ChatCompletionNewParams // the model is set per attempt by the dispatcher
+}
+
+func newRequest(t calltypes.Type, msgs []tokens.Message, cap int64, pool string, shape Shape) *request {
+	return &request{t: t, msgs: msgs, cap: cap, pool: pool, shape: shape, params: shape.request(t, msgs, cap)}
+}
+
+// messages are a call's system prompt and user message: the input
+// written by the type's Message, or the input's JSON when it has none.
+func messages(t calltypes.Type, in json.RawMessage) []tokens.Message {
+	user := string(in)
+	if t.Message != nil {
+		user = t.Message(in)
+	}
+	return []tokens.Message{{Role: "system", Content: t.System}, {Role: "user", Content: user}}
+}
+
+// n is the request's number of choices.
+func (r *request) n() int64 { return max(1, r.t.N) }
+
+// withCap is r again with another cap.
+func (r *request) withCap(cap int64) *request {
+	return newRequest(r.t, r.msgs, cap, r.pool, r.shape)
+}
+
+// repair is r followed by the answer it got and what is wrong with it: the
+// model is asked once to answer again.
+func (r *request) repair(text string, problem error) *request {
+	msgs := append(r.msgs[:2:2],
+		tokens.Message{Role: "assistant", Content: text},
+		tokens.Message{Role: "user", Content: "That answer is not valid: " + problem.Error() + ". Answer again with JSON only, following the schema."})
+	return newRequest(r.t, msgs, r.cap, r.pool, r.shape)
+}
+
+// body is the request as JSON: what a cassette keys, keeps and matches.
+func (r *request) body() ([]byte, error) { return json.Marshal(r.params) }
+
+// request writes the chat request of a call type: its cap, n,
+// temperature or reasoning effort (as the model family takes them) and
+// strict JSON schema.
+func (s Shape) request(t calltypes.Type, msgs []tokens.Message, maxTokens int64) openai.ChatCompletionNewParams {
+	p := openai.ChatCompletionNewParams{
+		N: openai.Int(max(1, t.N)),
+		ResponseFormat: openai.ChatCompletionNewParamsResponseFormatUnion{
+			OfJSONSchema: &shared.ResponseFormatJSONSchemaParam{
+				JSONSchema: shared.ResponseFormatJSONSchemaJSONSchemaParam{
+					Name: t.Name, Strict: openai.Bool(true), Schema: t.Schema,
+				},
+			},
+		},
+	}
+	s.apply(&p, t, maxTokens)
+	for _, m := range msgs {
+		switch m.Role {
+		case "system":
+			p.Messages = append(p.Messages, openai.SystemMessage(m.Content))
+		case "assistant":
+			p.Messages = append(p.Messages, openai.AssistantMessage(m.Content))
+		default:
+			p.Messages = append(p.Messages, openai.UserMessage(m.Content))
+		}
+	}
+	return p
+}

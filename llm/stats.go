@@ -1,0 +1,67 @@
+package llm
+
+// TypeStats counts what happened to one type's calls.
+type TypeStats struct {
+	Calls     int64 `json:"calls"`
+	Truncated int64 `json:"truncated"` // answers cut at the cap: the cap is too tight
+	// ReasoningTruncated counts the calls whose cap went to reasoning with
+	// no answer written (a reasoning model), apart from Truncated; by
+	// deployment in ReasoningTruncatedBy.
+	ReasoningTruncated   int64            `json:"reasoning_truncated,omitempty"`
+	ReasoningTruncatedBy map[string]int64 `json:"reasoning_truncated_by,omitempty"`
+	// Fallback counts the calls the fallback pool served: Warm of them by
+	// the share sent there on purpose, the rest because the primary pool
+	// could not serve them in time. FallbackRepaired and FallbackInvalid
+	// are the repairs and failures among them, so a schema the fallback
+	// model handles worse shows as a count, not as drift.
+	Fallback         int64 `json:"fallback,omitempty"`
+	FallbackWarm     int64 `json:"fallback_warm,omitempty"`
+	FallbackRepaired int64 `json:"fallback_repaired,omitempty"`
+	FallbackInvalid  int64 `json:"fallback_invalid,omitempty"`
+	Repaired         int64 `json:"repaired"` // invalid answers fixed by one repair request
+	Invalid          int64 `json:"invalid"`  // answers still invalid after it
+	// TokensReserved is what the type's calls charged the budget, and
+	// TokensUsed what they used: their ratio is the reservation error, the
+	// throughput an oversized cap throws away.
+	TokensReserved int64 `json:"tokens_reserved"`
+	TokensUsed     int64 `json:"tokens_used"`
+}
+
+// Stats returns a copy of the per-type counters.
+func (c *Caller) Stats() map[string]TypeStats {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make(map[string]TypeStats, len(c.stats))
+	for k, v := range c.stats {
+		x := *v
+		if v.ReasoningTruncatedBy != nil {
+			x.ReasoningTruncatedBy = make(map[string]int64, len(v.ReasoningTruncatedBy))
+			for d, n := range v.ReasoningTruncatedBy {
+				x.ReasoningTruncatedBy[d] = n
+			}
+		}
+		out[k] = x
+	}
+	return out
+}
+
+func (c *Caller) count(typ string, f func(*TypeStats)) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.stats == nil {
+		c.stats = map[string]*TypeStats{}
+	}
+	if c.stats[typ] == nil {
+		c.stats[typ] = &TypeStats{}
+	}
+	f(c.stats[typ])
+}
+
+// settle adds what a call charged and used, over all its requests, to its
+// type's counters.
+func (c *Caller) settle(rep Report) {
+	c.count(rep.Type, func(s *TypeStats) {
+		s.TokensReserved += rep.TokensReserved
+		s.TokensUsed += rep.TokensUsed
+	})
+}
