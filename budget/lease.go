@@ -205,13 +205,19 @@ func (e *CallError) Unwrap() error { return e.Err }
 // and connection errors. It makes at most as many attempts as the pool has
 // deployments, plus RouterOptions.ExtraWaits attempts that wait for one it
 // already tried (waiting out a Retry-After is cheaper than failing). Other
-// 4xx are returned at once. On success it returns the answer and the lease
-// it went out on.
+// 4xx are returned at once. A store that does not answer is asked again,
+// each round trip (reading usage, reserving) up to storeTries times within
+// ctx's deadline, and the call is not tried again for it: a store still
+// down ends the call with its error, which wraps ErrUnavailable. On
+// success it returns the answer and the lease it went out on.
 func (r *Router) Do(ctx context.Context, c Call, send func(context.Context, *Lease) Outcome) (Outcome, *Lease, error) {
 	routes, err := r.candidates(c)
 	if err != nil {
 		return Outcome{}, nil, err
 	}
+	// One call, however many leases it takes: a 429 moved elsewhere, a
+	// late lease reserved again. Attempts after the first are Retries.
+	r.Metrics.add(func(m *MetricsSnapshot) { m.Calls++ })
 	var tried []string
 	var last Outcome
 	var lastLease *Lease
@@ -222,7 +228,7 @@ func (r *Router) Do(ctx context.Context, c Call, send func(context.Context, *Lea
 		if len(tried) >= len(routes) {
 			exclude = nil // every one failed once: wait for the best again
 		}
-		l, err := r.Acquire(ctx, c, exclude...)
+		l, err := r.acquire(ctx, c, routes, exclude)
 		if err != nil {
 			r.Metrics.add(func(m *MetricsSnapshot) { m.Failed++ })
 			return last, nil, err

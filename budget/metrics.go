@@ -13,7 +13,7 @@ type Metrics struct {
 
 // MetricsSnapshot is a copy of the counters.
 type MetricsSnapshot struct {
-	Calls     int64 // calls placed
+	Calls     int64 // calls placed: once each, whatever its attempts or store round trips
 	Completed int64 // calls answered 2xx
 	Failed    int64 // calls that ended in an error
 	Shed      int64 // calls that could not get budget before their deadline

@@ -215,9 +215,9 @@ type Lease struct {
 	admitted, sendBy time.Time
 }
 
-// reserve asks the store for c's reservation on rt, once more with the
-// same id when the store did not answer (a timeout on a loaded machine):
-// the id makes the second ask charge nothing if the first was admitted.
+// reserve asks the store for c's reservation on rt, again with the same
+// id while the store does not answer (persist): the id makes a later ask
+// charge nothing if an earlier one was admitted.
 func (r *Router) reserve(ctx context.Context, rt *route, c Call) (res Reservation, err error) {
 	id := NewID()
 	err = persist(ctx, func() error {
@@ -230,16 +230,24 @@ func (r *Router) reserve(ctx context.Context, rt *route, c Call) (res Reservatio
 // storeTries is how often the router asks a store that did not answer
 // before it fails the call, waiting 50, 100 and 200 ms between: a store
 // on a loaded machine answers late, and a store that is down fails the
-// call within about a second more.
+// call within about a second more. This is the one place a store round
+// trip is tried again: the caller above (llm, the agent) does not, and a
+// try is one round trip of the call, not another call.
 const storeTries = 4
 
 // persist runs f until it succeeds, is refused, or has failed storeTries
-// times; a refusal is an answer, not a failure.
+// times; a refusal is an answer, not a failure. It does not wait past
+// ctx's deadline: with no time left for another ask, the last failure is
+// the answer.
 func persist(ctx context.Context, f func() error) error {
 	var err error
 	for try := range storeTries {
 		if try > 0 {
-			t := time.NewTimer(time.Duration(25<<try) * time.Millisecond)
+			wait := time.Duration(25<<try) * time.Millisecond
+			if dl, ok := ctx.Deadline(); ok && time.Until(dl) <= wait {
+				return err
+			}
+			t := time.NewTimer(wait)
 			select {
 			case <-t.C:
 			case <-ctx.Done():
@@ -285,6 +293,12 @@ func (r *Router) Acquire(ctx context.Context, c Call, exclude ...string) (*Lease
 		return nil, err
 	}
 	r.Metrics.add(func(m *MetricsSnapshot) { m.Calls++ })
+	return r.acquire(ctx, c, routes, exclude)
+}
+
+// acquire is Acquire over routes, the call's candidates, without counting
+// the call: Do counts it once, however many leases it takes.
+func (r *Router) acquire(ctx context.Context, c Call, routes []*route, exclude []string) (*Lease, error) {
 	leave, err := r.queues[cmp.Or(c.Pool, DefaultPool)][c.Class].enter(ctx)
 	if err != nil {
 		r.Metrics.shed(c.Class)
