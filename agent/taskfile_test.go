@@ -49,6 +49,9 @@ func TestLoadTaskReadsEveryField(t *testing.T) {
 		},
 		File: path,
 	}
+	if err := want.Success.compile(); err != nil { // as loading does, once
+		t.Fatal(err)
+	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("LoadTask(%s) =\n%+v\nwant\n%+v", path, got, want)
 	}
@@ -74,6 +77,9 @@ func TestLoadTaskReadsEveryField(t *testing.T) {
 		t.Fatal(err)
 	}
 	back.File = got.File
+	if err := back.Success.compile(); err != nil { // as Run does for a task it did not load
+		t.Fatal(err)
+	}
 	if !reflect.DeepEqual(&back, got) {
 		t.Errorf("JSON round trip =\n%+v\nwant\n%+v", back, got)
 	}
