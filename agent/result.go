@@ -41,7 +41,7 @@ type Result struct {
 	// the task succeeded.
 	SuccessBy SuccessBy `json:"success_by,omitempty"`
 	// Model says what answered, when it is not a language model: the
-	// embedded stand-in.
+	// embedded stand-in (llm.Caller.StandIn).
 	Model  string `json:"model,omitempty"`
 	Answer string `json:"answer"`
 	// Data is the answer as structured data, when the task names an

@@ -69,6 +69,9 @@ func Run(ctx context.Context, t *Task, o Options) (Result, error) {
 		return failedStart(ctx, t, err), err
 	}
 	r := newRunner(t, o)
+	if r.res.Model = o.Caller.StandIn; r.res.Model != "" {
+		r.progress("model: %s", r.res.Model)
+	}
 	start := time.Now()
 	err := r.run(ctx)
 	r.res.Totals.ElapsedMS = time.Since(start).Milliseconds()

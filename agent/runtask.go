@@ -84,9 +84,6 @@ func runTask(ctx context.Context, t *Task, o TaskOptions) (res Result, err error
 		return failedStart(ctx, t, err), err
 	}
 	res, err = runOn(ctx, t, o, page, caller)
-	if o.Config == nil && o.Caller == nil {
-		res.Model = defaultModel
-	}
 	res.ReplayMissed = missed(matcher, o.Progress)
 	return res, err
 }

@@ -16,7 +16,3 @@ import (
 func openDefault(ctx context.Context, o llm.Options) (*llm.Caller, error) {
 	return embedded.Open(ctx, o)
 }
-
-// defaultModel is what a result says answered when the embedded default
-// did.
-const defaultModel = embedded.Model

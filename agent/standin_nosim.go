@@ -7,7 +7,6 @@ import (
 	"errors"
 
 	"github.com/headroom-agent/headroom/config"
-
 	"github.com/headroom-agent/headroom/llm"
 )
 
@@ -19,6 +18,3 @@ func openDefault(ctx context.Context, o llm.Options) (*llm.Caller, error) {
 	}
 	return nil, errors.New("no config, and this binary was built without the embedded default (-tags nosim): pass TaskOptions.Config")
 }
-
-// defaultModel is empty: there is no embedded default to name.
-const defaultModel = ""

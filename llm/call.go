@@ -48,6 +48,10 @@ type Caller struct {
 	// in time, and the share of calls sent there anyway to keep it warm;
 	// Open sets it from the config. The zero value has none.
 	Fallback Fallback
+	// StandIn, when set, says what answers the calls instead of a language
+	// model: the embedded default's word-matching stand-in. Results,
+	// reports and progress lines show it.
+	StandIn string
 
 	senderOnce sync.Once
 	send       sender

@@ -27,6 +27,7 @@ import (
 	"github.com/headroom-agent/headroom/llm"
 	"github.com/headroom-agent/headroom/llm/azuresim"
 	"github.com/headroom-agent/headroom/llm/azuresim/heuristic"
+	"github.com/headroom-agent/headroom/llm/embedded"
 )
 
 // Every run that opens a browser runs the built binary in a process of
@@ -229,6 +230,15 @@ func TestRunSucceedsAndWritesOut(t *testing.T) {
 	}
 	if len(res.Steps) == 0 {
 		t.Fatal("no steps")
+	}
+	// With no config, what answered is named as what it is, in the result,
+	// the calls and the progress lines; and the success says how it is
+	// known.
+	if res.Model != embedded.Model || !strings.Contains(r.stderr, "model: "+embedded.Model) || res.Calls[0].Deployment != embedded.Deployment {
+		t.Errorf("model %q, first call's deployment %q; stderr:\n%s", res.Model, res.Calls[0].Deployment, r.stderr)
+	}
+	if res.SuccessBy == "" || !strings.Contains(r.stderr, string(res.Status)+": "+res.Reason) {
+		t.Errorf("success_by %q, reason %q", res.SuccessBy, res.Reason)
 	}
 
 	// Every call reports all its fields, under their JSON names.

@@ -66,5 +66,6 @@ func OpenModel(ctx context.Context, m azuresim.Model, o llm.Options) (*llm.Calle
 		return nil, err
 	}
 	c.OnClose(run.Close)
+	c.StandIn = Model
 	return c, nil
 }
