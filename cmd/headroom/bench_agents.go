@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -16,6 +17,7 @@ import (
 	"github.com/headroom-agent/headroom/browser"
 	"github.com/headroom-agent/headroom/budget"
 	"github.com/headroom-agent/headroom/budget/metrics"
+	"github.com/headroom-agent/headroom/budget/redisstore"
 	"github.com/headroom-agent/headroom/config"
 	"github.com/headroom-agent/headroom/internal/safefile"
 	"github.com/headroom-agent/headroom/llm"
@@ -41,8 +43,7 @@ func benchAgents(fs *pflag.FlagSet) runner {
 			return exitUsage
 		}
 		if _, err := os.Stat(*tasks); err != nil {
-			fprintf(stderr, "headroom bench agents: --tasks: %v: run it from the repository's root, or name a task list\n", err)
-			return exitUsage
+			return failed(ctx, stderr, "bench agents", agent.Usage(fmt.Errorf("--tasks: %w: run it from the repository's root, or name a task list", err)))
 		}
 		o := agents.Options{
 			Agents: *n, Processes: *processes, Redis: *redisURL, Window: *window, Demand: *demand,
@@ -73,18 +74,18 @@ func benchAgents(fs *pflag.FlagSet) runner {
 			fprintf(stderr, "headroom bench agents: --budget %q: want shared or per-process\n", *budgetMode)
 			return exitUsage
 		}
+		if *budgetMode != agents.PerProcess { // the shared budget is Redis
+			if err := redisstore.Ping(ctx, *redisURL); err != nil {
+				return failed(ctx, stderr, "bench agents", err)
+			}
+		}
 		rows, err := agents.Run(ctx, o)
 		if err != nil {
-			fprintf(stderr, "headroom bench agents: %v\n", err)
-			if ctx.Err() != nil {
-				return exitInterrupted
-			}
-			return exitFailed
+			return failed(ctx, stderr, "bench agents", err)
 		}
 		if *plot != "" {
 			if err := writePlot(*plot, func(w io.Writer) error { return agents.Plot(w, rows) }); err != nil {
-				fprintf(stderr, "headroom bench agents: --plot: %v\n", err)
-				return exitFailed
+				return failed(ctx, stderr, "bench agents", fmt.Errorf("--plot: %w", err))
 			}
 			fprintf(stderr, "headroom bench agents: plot written to %s\n", *plot)
 		}

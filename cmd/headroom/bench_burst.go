@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/headroom-agent/headroom/agent"
 	"github.com/headroom-agent/headroom/bench/burst"
 	"github.com/headroom-agent/headroom/budget"
 )
@@ -113,8 +114,7 @@ func benchBurst(fs *pflag.FlagSet) runner {
 			} else {
 				var err error
 				if target, stop, err = burst.Simulated(ctx, *window); err != nil {
-					fprintf(stderr, "headroom bench burst: %v\n", err)
-					return exitFailed
+					return failed(ctx, stderr, "bench burst", err)
 				}
 			}
 			if ctx.Err() != nil {
@@ -152,7 +152,7 @@ func benchBurst(fs *pflag.FlagSet) runner {
 		}
 		if ctx.Err() != nil {
 			fprintf(stderr, "headroom bench burst: interrupted\n")
-			return exitInterrupted
+			return agent.ExitCode(ctx, "", ctx.Err())
 		}
 		return exitOK
 	}

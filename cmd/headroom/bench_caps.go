@@ -26,14 +26,12 @@ func benchCaps(fs *pflag.FlagSet) runner {
 		}
 		caller, err := embedded.Open(ctx, llm.Options{})
 		if err != nil {
-			fprintf(stderr, "headroom bench caps: %v\n", err)
-			return exitFailed
+			return failed(ctx, stderr, "bench caps", err)
 		}
 		defer caller.Close()
 		rows, factor, err := caps.Measure(ctx, caller.Dispatcher, *flat)
 		if err != nil {
-			fprintf(stderr, "headroom bench caps: %v\n", err)
-			return exitFailed
+			return failed(ctx, stderr, "bench caps", err)
 		}
 		if *asJSON {
 			return printJSON(stdout, map[string]any{"flat": *flat, "rows": rows, "throughput_factor": factor})

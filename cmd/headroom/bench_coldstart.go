@@ -12,6 +12,7 @@ import (
 
 	"github.com/headroom-agent/headroom/bench/coldstart"
 	"github.com/headroom-agent/headroom/budget"
+	"github.com/headroom-agent/headroom/budget/redisstore"
 )
 
 // benchColdstart starts many headroom call processes at once against
@@ -29,13 +30,15 @@ func benchColdstart(fs *pflag.FlagSet) runner {
 			fprintf(stderr, "headroom bench coldstart: --processes must be at least 1, --dispatch-delay at least 0, --dispatch-jitter from 0 to 1\n")
 			return exitUsage
 		}
-		self, err := os.Executable()
-		if err != nil {
-			fprintf(stderr, "headroom bench coldstart: %v\n", err)
-			return exitFailed
-		}
 		// Not a flag default: a password in $REDIS_URL would show in -h.
 		*redisURL = cmp.Or(*redisURL, os.Getenv("REDIS_URL"), "redis://127.0.0.1:6379/15")
+		if err := redisstore.Ping(ctx, *redisURL); err != nil {
+			return failed(ctx, stderr, "bench coldstart", err)
+		}
+		self, err := os.Executable()
+		if err != nil {
+			return failed(ctx, stderr, "bench coldstart", err)
+		}
 		o := coldstart.Options{
 			Processes: *processes, Redis: *redisURL, Modes: strings.Split(*modes, ","),
 			DispatchDelay: *delay, DispatchJitter: *jitter, ColdLag: *coldLag, Binary: self, Progress: stderr,
@@ -45,8 +48,7 @@ func benchColdstart(fs *pflag.FlagSet) runner {
 		}
 		rows, err := coldstart.Run(ctx, o)
 		if err != nil {
-			fprintf(stderr, "headroom bench coldstart: %v\n", err)
-			return exitFailed
+			return failed(ctx, stderr, "bench coldstart", err)
 		}
 		if *asJSON {
 			return printJSON(stdout, rows)

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -13,7 +14,9 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/headroom-agent/headroom/agent"
 	"github.com/headroom-agent/headroom/bench/fleet"
+	"github.com/headroom-agent/headroom/budget/redisstore"
 	"github.com/headroom-agent/headroom/internal/safefile"
 	"github.com/headroom-agent/headroom/llm/azuresim"
 )
@@ -74,10 +77,12 @@ func benchFleet(fs *pflag.FlagSet) runner {
 				}
 			}
 		}
+		if err := redisstore.Ping(ctx, *redisURL); err != nil {
+			return failed(ctx, stderr, "bench fleet", err)
+		}
 		rows, err := fleet.Run(ctx, opts)
 		if err != nil {
-			fprintf(stderr, "headroom bench fleet: %v\n", err)
-			return exitFailed
+			return failed(ctx, stderr, "bench fleet", err)
 		}
 		if *plot != "" {
 			var names []string
@@ -110,13 +115,11 @@ func fleetWorker(ctx context.Context, _ []string, stdout, stderr io.Writer) int 
 		err = json.Unmarshal(raw, &spec)
 	}
 	if err != nil {
-		fprintf(stderr, "headroom bench fleet-worker: spec on stdin: %v\n", err)
-		return exitUsage
+		return failed(ctx, stderr, "bench fleet-worker", agent.Usage(fmt.Errorf("spec on stdin: %w", err)))
 	}
 	res, err := fleet.RunWorker(ctx, spec)
 	if err != nil {
-		fprintf(stderr, "headroom bench fleet-worker: %v\n", err)
-		return exitFailed
+		return failed(ctx, stderr, "bench fleet-worker", err)
 	}
 	return printJSON(stdout, res)
 }

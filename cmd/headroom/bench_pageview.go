@@ -23,15 +23,13 @@ func benchPageview(fs *pflag.FlagSet) runner {
 	bf.addBrowser(fs)
 	return func(ctx context.Context, _ []string, stdout, stderr io.Writer) int {
 		if _, err := bf.load(); err != nil {
-			fprintf(stderr, "headroom bench pageview: %v\n", err)
-			return exitUsage
+			return failed(ctx, stderr, "bench pageview", agent.Usage(err))
 		}
 		o := pageview.Options{Pages: *pages, Tasks: *tasks, Browser: bf.options(stderr),
 			Progress: func(format string, args ...any) { fprintf(stderr, "headroom bench pageview: "+format+"\n", args...) }}
 		r, err := pageview.Measure(ctx, o)
 		if err != nil {
-			fprintf(stderr, "headroom bench pageview: %v\n", err)
-			return agent.ExitCode(ctx, "", err)
+			return failed(ctx, stderr, "bench pageview", err)
 		}
 		if *asJSON {
 			return printJSON(stdout, map[string]any{"pages": r.Pages, "steps": r.Steps, "tasks": r.Tasks, "today": r.Today, "view": r.View, "ratio": r.Ratio()})

@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/headroom-agent/headroom/agent"
 	"github.com/headroom-agent/headroom/bench/store"
 	"github.com/headroom-agent/headroom/budget"
 	"github.com/headroom-agent/headroom/budget/redisstore"
@@ -39,18 +40,19 @@ func benchStore(fs *pflag.FlagSet) runner {
 			}
 			clients = append(clients, n)
 		}
+		if err := redisstore.Ping(ctx, *redisURL); err != nil {
+			return failed(ctx, stderr, "bench store", err)
+		}
 		var rows []store.Row
 		for _, n := range clients {
 			rdb, err := redisstore.Dial(*redisURL, n)
 			if err != nil {
-				fprintf(stderr, "headroom bench store: %v\n", err)
-				return exitUsage
+				return failed(ctx, stderr, "bench store", agent.Usage(err))
 			}
 			s, err := redisstore.New(ctx, redisstore.Options{Client: rdb, Prefix: "bench:" + budget.NewID(), Window: *window})
 			if err != nil {
-				fprintf(stderr, "headroom bench store: %v\n", err)
 				rdb.Close()
-				return exitFailed
+				return failed(ctx, stderr, "bench store", err)
 			}
 			fprintf(stderr, "headroom bench store: %s for %v…\n", plural.Of(n, "client"), *duration)
 			row := store.Run(ctx, s, n, *duration)

@@ -76,16 +76,14 @@ func runCall(fs *pflag.FlagSet) runner {
 		}
 		in, err := decodeInput(raw)
 		if err != nil {
-			fprintf(stderr, "headroom call: %s: %v\n", *input, err)
-			return exitUsage
+			return failed(ctx, stderr, "call", agent.Usage(fmt.Errorf("%s: %w", *input, err)))
 		}
 
 		out, rep, err := caller.Call(ctx, typeName, in, llm.CallOptions{})
 		if err != nil {
 			// An input the type refuses is bad usage (nothing was spent);
 			// a call shed, or a store gone, the budget's.
-			fprintf(stderr, "headroom call: %v\n", err)
-			return agent.ExitCode(ctx, "", err)
+			return failed(ctx, stderr, "call", err)
 		}
 		return printJSON(stdout, struct {
 			llm.Report

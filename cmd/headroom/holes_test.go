@@ -206,42 +206,6 @@ func aliasBomb(head string, levels int) string {
 	return b.String()
 }
 
-// Each cause has one code, whichever command meets it: the cases the
-// commands once told apart.
-func TestExitCodesAgreeAcrossCommands(t *testing.T) {
-	t.Parallel()
-	srv := animalSite(t)
-	dir := t.TempDir()
-	simURL := heuristicSim(t, "d:gpt-4o").URL
-	deployment := fmt.Sprintf("  - {name: d, endpoint: %q, model: gpt-4o, tpm: 1000000, auth: {api_key_env: EXIT_KEY}}\n", simURL)
-	cfg := writeFile(t, dir, "headroom.yaml", "deployments:\n"+deployment)
-	env := []string{"EXIT_KEY=exit-test-key"}
-	in := writeFile(t, dir, "in.json", `{"question": "Is it?", "goal": "g", "page": "url: https://x.example/\ntitle: T\n[0] button \"Go\""}`)
-	noCassette := writeFile(t, dir, "nocassette.yaml", zebraTask(srv.URL)+"cassette: missing.jsonl\n")
-	offsite := writeFile(t, dir, "offsite.yaml", zebraTask(srv.URL)+"allowed_domains: [127.0.0.2]\n")
-	dead := writeFile(t, dir, "dead-redis.yaml", "redis: redis://127.0.0.1:1/0\ndeployments:\n"+deployment)
-
-	for _, c := range []struct {
-		cause string
-		args  []string
-		code  int
-	}{
-		{"a task's cassette missing, embedded default", []string{"run", noCassette}, exitUsage},
-		{"a task's cassette missing, with a config", []string{"run", noCassette, "--config", cfg}, exitUsage},
-		{"call --cassette missing, embedded default", []string{"call", "yes-no", "--input", in, "--cassette", filepath.Join(dir, "missing.jsonl")}, exitUsage},
-		{"call --cassette missing, with a config", []string{"call", "yes-no", "--input", in, "--cassette", filepath.Join(dir, "missing.jsonl"), "--config", cfg}, exitUsage},
-		{"a navigation the fence refuses, observe", []string{"observe", srv.URL + "/", "--allow", "127.0.0.2"}, exitBrowser},
-		{"a navigation the fence refuses, run", []string{"run", offsite}, exitBrowser},
-		{"Redis down at start, run", []string{"run", writeFile(t, dir, "zebra.yaml", zebraTask(srv.URL)), "--config", dead}, exitBudget},
-		{"Redis down at start, call", []string{"call", "yes-no", "--input", in, "--config", dead}, exitBudget},
-	} {
-		r := runBinary(t, env, c.args...)
-		if r.code != c.code {
-			t.Errorf("%s: headroom %v exited %d, want %d\n%s", c.cause, c.args, r.code, c.code, r.stderr)
-		}
-	}
-}
-
 // Redis going away mid-run is the budget's failure, as it is at start.
 func TestRunRedisDownMidRunExitsBudget(t *testing.T) {
 	t.Parallel()

@@ -36,13 +36,11 @@ func runObserve(fs *pflag.FlagSet) runner {
 	return func(ctx context.Context, pos []string, stdout, stderr io.Writer) int {
 		steps, err := bf.load()
 		if err != nil {
-			fprintf(stderr, "headroom observe: %v\n", err)
-			return exitUsage
+			return failed(ctx, stderr, "observe", agent.Usage(err))
 		}
 		typ, err := viewType(*view, *configFile, *pageTokens)
 		if err != nil {
-			fprintf(stderr, "headroom observe: %v\n", err)
-			return exitUsage
+			return failed(ctx, stderr, "observe", agent.Usage(err))
 		}
 		if len(pos) == 0 && *harFile == "" {
 			fprintf(stderr, "headroom observe: want a URL, or --har FILE\n")
@@ -58,8 +56,7 @@ func runObserve(fs *pflag.FlagSet) runner {
 		if *harFile != "" {
 			a, err := replay.Load(*harFile)
 			if err != nil {
-				fprintf(stderr, "headroom observe: %v\n", err)
-				return exitUsage
+				return failed(ctx, stderr, "observe", agent.Usage(err))
 			}
 			m = replay.NewMatcher(a, replay.Options{Fuzzy: *fuzzy, Redactor: replay.DefaultRedactor()})
 			o.Replay = m
@@ -80,8 +77,7 @@ func runObserve(fs *pflag.FlagSet) runner {
 		}
 		p, err := browser.Open(ctx, o)
 		if err != nil {
-			fprintf(stderr, "headroom observe: %v\n", err)
-			return agent.ExitCode(ctx, "", err)
+			return failed(ctx, stderr, "observe", err)
 		}
 		defer func() {
 			// The snapshot is printed; a browser that would not close
@@ -97,8 +93,7 @@ func runObserve(fs *pflag.FlagSet) runner {
 		}
 		reportFence(stderr, "observe", p.Blocked(), p.ClosedTabs(), bf.verbose)
 		if err != nil {
-			fprintf(stderr, "headroom observe: %v\n", err)
-			return agent.ExitCode(ctx, "", err)
+			return failed(ctx, stderr, "observe", err)
 		}
 		page := agent.ViewOf(typ, snap, nil, -1)
 		rendered := page.Render()

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/url"
 	"os"
@@ -31,8 +32,7 @@ func runRecord(fs *pflag.FlagSet) runner {
 	return func(ctx context.Context, pos []string, stdout, stderr io.Writer) int {
 		steps, err := bf.load()
 		if err != nil {
-			fprintf(stderr, "headroom record: %v\n", err)
-			return exitUsage
+			return failed(ctx, stderr, "record", agent.Usage(err))
 		}
 		if *out == "" {
 			fprintf(stderr, "headroom record: want --out FILE, the HAR file to write\n")
@@ -40,8 +40,7 @@ func runRecord(fs *pflag.FlagSet) runner {
 			return exitUsage
 		}
 		if err := safefile.PrepareTarget(*out); err != nil {
-			fprintf(stderr, "headroom record: --out: %v\n", err)
-			return exitUsage
+			return failed(ctx, stderr, "record", agent.Usage(fmt.Errorf("--out: %w", err)))
 		}
 		start := pos[0]
 		shown := replay.DefaultRedactor().URL(start) // what is printed: no secret parameters
@@ -51,8 +50,7 @@ func runRecord(fs *pflag.FlagSet) runner {
 		}
 		if *shots != "" {
 			if err := os.MkdirAll(*shots, 0o755); err != nil {
-				fprintf(stderr, "headroom record: --screenshots: %v\n", err)
-				return exitUsage
+				return failed(ctx, stderr, "record", agent.Usage(fmt.Errorf("--screenshots: %w", err)))
 			}
 		}
 		red := replay.DefaultRedactor()
@@ -71,8 +69,7 @@ func runRecord(fs *pflag.FlagSet) runner {
 		n := rec.Len()
 		if n > 0 || err == nil {
 			if werr := rec.Archive().WriteFile(*out); werr != nil {
-				fprintf(stderr, "headroom record: writing %s: %v\n", *out, werr)
-				return exitFailed
+				return failed(ctx, stderr, "record", fmt.Errorf("writing %s: %w", *out, werr))
 			}
 		}
 		summary := struct {
