@@ -49,8 +49,8 @@ type Caller struct {
 	// Open sets it from the config. The zero value has none.
 	Fallback Fallback
 	// StandIn, when set, says what answers the calls instead of a language
-	// model: the embedded default's word-matching stand-in. Results,
-	// reports and progress lines show it.
+	// model: the embedded default's word-matching stand-in, or a cassette
+	// replayed. Results, reports and progress lines show it.
 	StandIn string
 
 	senderOnce sync.Once

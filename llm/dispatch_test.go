@@ -122,14 +122,15 @@ func TestOther4xxIsNotRetried(t *testing.T) {
 }
 
 func TestShedWhenNoRoomBeforeTheDeadline(t *testing.T) {
-	f := newFixture(t, azuresim.Config{Deployments: []azuresim.Deployment{{Name: "a", TPM: 60000}}}, deployments("a:10000"))
-	// 10,000 × 0.85 = 8,500 a minute: the second call must wait a minute.
+	// An hour's window: 10,000 × 0.85 = 8,500 an hour, and the second call
+	// must wait for the next, which a deadline of seconds almost never
+	// reaches.
+	f := newFixture(t, azuresim.Config{Deployments: []azuresim.Deployment{{Name: "a", TPM: 60000}}}, "window: 1h\n"+deployments("a:10000"))
 	if _, _, err := f.disp.Chat(context.Background(), budget.Call{Tokens: 8000}, chat("x", 10)); err != nil {
 		t.Fatal(err)
 	}
-	// The deadline is far from now and far from the minute's end: a call
-	// that waited for it would take seconds.
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	// A call that waited for the deadline would take seconds.
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
 	start := time.Now()
 	_, _, err := f.disp.Chat(ctx, budget.Call{Tokens: 8000}, chat("x", 10))

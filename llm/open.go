@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/headroom-agent/headroom/budget"
@@ -59,6 +60,8 @@ func Open(ctx context.Context, f *config.File, o Options) (*Caller, error) {
 		if err := c.replayFrom(o.Replay, keys(f, o.Dispatcher.Getenv)); err != nil {
 			return nil, err
 		}
+		// No model answers a replay: what was recorded does.
+		c.StandIn = "the calls recorded in " + filepath.Base(o.Replay)
 		if o.Record != "" {
 			// What the replay answers is recorded again, byte for byte.
 			fh, err := safefile.OpenAppend(o.Record, 0o600)

@@ -7,14 +7,12 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"sync"
 	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/headroom-agent/headroom/agent"
 	"github.com/headroom-agent/headroom/bench/agents"
-	"github.com/headroom-agent/headroom/browser"
 	"github.com/headroom-agent/headroom/budget"
 	"github.com/headroom-agent/headroom/budget/metrics"
 	"github.com/headroom-agent/headroom/budget/redisstore"
@@ -134,23 +132,15 @@ func benchAgentsWorker(fs *pflag.FlagSet) runner {
 		if caller == nil {
 			return code
 		}
-		defer caller.Close()
-		results := make([]agent.Result, len(tasks))
-		errs := make([]error, len(tasks))
-		var wg sync.WaitGroup
-		for i, task := range tasks {
-			wg.Go(func() {
-				// One caller for all: the process's agents share its budget
-				// client, as a fleet's processes share the store. The
-				// process's own peak memory is shared by its agents.
-				results[i], errs[i] = agent.RunTask(ctx, task, agent.TaskOptions{Caller: caller, Browser: browser.Options{ReapHelpers: true}})
-			})
-		}
-		wg.Wait()
-		for i, err := range errs {
+		defer func() {
+			if err := caller.Close(); err != nil {
+				fprintf(stderr, "headroom bench agents-worker: closing the caller: %v\n", err)
+			}
+		}()
+		results, errs := agents.Work(ctx, caller, tasks)
+		for _, err := range errs {
 			if err != nil {
-				// The result says it too; the log says which agent.
-				fprintf(stderr, "headroom bench agents-worker: agent %d (%s): %v\n", i, tasks[i].Name, err)
+				fprintf(stderr, "headroom bench agents-worker: %v\n", err) // the result says it too
 			}
 		}
 		return printJSON(stdout, results)
@@ -176,6 +166,7 @@ func watchStore(ctx context.Context, file string, mf *metricsFlags, stdout, stde
 	}
 	var stop func()
 	if err == nil {
+		mf.stderr = stderr
 		stop, err = mf.start(func(ctx context.Context) (metrics.View, error) {
 			d, err := router.Dashboard(ctx)
 			return metrics.View{Dashboard: d}, err

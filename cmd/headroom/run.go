@@ -84,6 +84,7 @@ func runTask(fs *pflag.FlagSet) runner {
 			}
 		}()
 		opts.Caller = caller
+		mf.stderr = stderr
 		stopMetrics, err := mf.start(callerSource(caller), stdout)
 		defer stopMetrics() // first: the last EMF lines are written while the store is open
 		if err != nil {

@@ -685,6 +685,11 @@ func TestRunRecordedReplays(t *testing.T) {
 	if strings.Contains(r.stderr, "missed") {
 		t.Errorf("the replay missed requests:\n%s", r.stderr)
 	}
+	// The same run, but not the same answerer: the result says which.
+	if want.Model != embedded.Model || got.Model != "the calls recorded in zebra.jsonl" {
+		t.Errorf("model: live %q, replayed %q", want.Model, got.Model)
+	}
+	want.Model = got.Model
 	if w, g := timeless(want), timeless(got); !reflect.DeepEqual(w, g) {
 		wj, _ := json.MarshalIndent(w, "", "  ")
 		gj, _ := json.MarshalIndent(g, "", "  ")
