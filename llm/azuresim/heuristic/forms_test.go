@@ -60,6 +60,18 @@ func TestPickFillsALoginByItsLabels(t *testing.T) {
 	}
 }
 
+// Secrets by name: the goal holds placeholders, not values, and the page
+// shows the placeholder where the value was typed. Each placeholder is
+// typed like a quoted value, into the field its name and its label name.
+func TestPickTypesSecretsByName(t *testing.T) {
+	const goal = "Sign in as <secret:portal_user> with the password <secret:portal_password> and report the open invoices."
+	wantAction(t, pickOn(t, goal, loginPage("", "")), `type [0] "<secret:portal_user>"`)
+	typedUser := `type [0] "<secret:portal_user>" on textbox "Username" → changed`
+	wantAction(t, pickOn(t, goal, loginPage("<secret:portal_user>", ""), typedUser), `type [1] "<secret:portal_password>"`)
+	typedPassword := `type [1] "<secret:portal_password>" on textbox "Password" → changed`
+	wantAction(t, pickOn(t, goal, loginPage("<secret:portal_user>", "x"), typedUser, typedPassword), "click [4]")
+}
+
 // Refused, the same page with an error is not done, and a check after
 // the click says no.
 func TestARefusedLoginIsNotDone(t *testing.T) {

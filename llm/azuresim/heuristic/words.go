@@ -171,6 +171,11 @@ const (
 func quotes(s string) []quoted {
 	var out []quoted
 	for i := 0; i < len(s) && len(out) < maxQuotes; {
+		if q, ok := placeholderAt(s, i); ok {
+			out = append(out, q)
+			i = q.end
+			continue
+		}
 		r, n := utf8.DecodeRuneInString(s[i:])
 		cl, ok := closers[r]
 		if prev, _ := utf8.DecodeLastRuneInString(s[:i]); !ok || (i > 0 && isWordRune(prev)) {
@@ -202,6 +207,27 @@ func quotes(s string) []quoted {
 // label reads the few words before a quoted value, back to the clause's
 // start ("name" in `form: name "Ada"`), and those after it that follow
 // "into", "in" or "as" ("message box" in `"hi" into the message box`).
+// placeholderAt reads a secret's placeholder at s[i:], <secret:NAME>: a
+// value to type like a quoted one, labelled by its name's words too
+// ("portal_password" is a password), since its value is never shown.
+func placeholderAt(s string, i int) (quoted, bool) {
+	const open = "<secret:"
+	if !strings.HasPrefix(s[i:], open) {
+		return quoted{}, false
+	}
+	n := strings.IndexByte(s[i:], '>')
+	if n < 0 || n > 64+len(open) {
+		return quoted{}, false
+	}
+	name := s[i+len(open) : i+n]
+	if name == "" || strings.ContainsAny(name, " <") {
+		return quoted{}, false
+	}
+	end := i + n + 1
+	lab := append(keywords(strings.ReplaceAll(name, "_", " ")), label(s, i, end)...)
+	return quoted{text: s[i:end], label: lab, start: i, end: end}, true
+}
+
 func label(s string, start, end int) []string {
 	const marks = ",;:.!?()\n\"'“”‘’"
 	before := s[:start]
