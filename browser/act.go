@@ -179,8 +179,17 @@ const coverJS = `function(x, y) {
 
 // Type puts text into a text field (replacing what it held), and presses
 // Enter after it when submit is set.
+//
+// Each placeholder of a secret in text (Placeholder(name)) is typed as the
+// secret's value, and only when the page and the field's document are on
+// the secret's domains (ErrSecretDomain otherwise, with nothing typed); a
+// placeholder naming no secret is an error. Outcome.Secret is then set.
 func (p *Page) Type(ctx context.Context, t Target, text string, submit bool) (Outcome, error) {
-	secret := false
+	text, used, err := p.secretsIn(text)
+	if err != nil {
+		return Outcome{}, named(err, "type", targetName(t))
+	}
+	secret := len(used) > 0
 	out, err := p.act(ctx, "type", t, func(ctx context.Context, id cdp.BackendNodeID) (string, error) {
 		if err := checkEnabled(ctx, id); err != nil {
 			return "", err
@@ -211,6 +220,10 @@ func (p *Page) Type(ctx context.Context, t Target, text string, submit bool) (Ou
 			return "", err
 		}
 		if _, err := chromedp.Call(ctx, dom.Focus, dom.FocusParams{BackendNodeID: id}); err != nil {
+			return "", err
+		}
+		// As close to the typing as can be: where the field is now.
+		if err := p.checkSecretHosts(ctx, id, used); err != nil {
 			return "", err
 		}
 		// Select what is there so the typing replaces it.
@@ -400,7 +413,7 @@ func (p *Page) Back(ctx context.Context) (Outcome, error) {
 			return nil, err
 		}
 		if h.CurrentIndex <= 0 {
-			return &Outcome{Effect: Nothing, URL: safeURL(before.URL), Detail: "no page to go back to"}, nil
+			return &Outcome{Effect: Nothing, URL: p.shownURL(before.URL), Detail: "no page to go back to"}, nil
 		}
 		if err := chromedp.Do(ctx, chromedp.NavigateToHistoryEntry(h.Entries[h.CurrentIndex-1].ID)); err != nil {
 			return nil, loadError(err, ctx, p.opts.LoadTimeout)
@@ -454,10 +467,11 @@ func (p *Page) Extract(ctx context.Context, t Target) (string, error) {
 }`)
 		return err
 	})
-	return text, named(err, "extract", t.String())
+	return p.hide(text), named(err, "extract", t.String())
 }
 
-// ExtractPage returns the whole page's rendered text.
+// ExtractPage returns the whole page's rendered text, each secret's value
+// shown as its placeholder.
 func (p *Page) ExtractPage(ctx context.Context) (string, error) {
 	var text string
 	err := p.do(ctx, "extract", "page", p.opts.ActionTimeout, func(ctx context.Context) error {
@@ -465,5 +479,5 @@ func (p *Page) ExtractPage(ctx context.Context) (string, error) {
 		text, err = chromedp.Run(ctx, chromedp.Evaluate[string]("document.body ? document.body.innerText : ''"))
 		return err
 	})
-	return strings.TrimSpace(text), err
+	return strings.TrimSpace(p.hide(text)), err
 }

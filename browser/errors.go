@@ -26,6 +26,10 @@ var (
 	// document it did not record. The work ran and went somewhere the
 	// recording never did; the browser is fine.
 	ErrNotRecorded = errors.New("not recorded")
+	// ErrSecretDomain is a type action whose text holds a secret's
+	// placeholder on a page outside the secret's domains: nothing is
+	// typed.
+	ErrSecretDomain = errors.New("a secret's placeholder on a page outside the secret's domains")
 )
 
 // Error is a failed browser operation: what was tried (Op, on Target), the

@@ -22,7 +22,7 @@ func (p *Page) Observe(ctx context.Context) (*Snapshot, error) {
 	var s *Snapshot
 	err := p.do(ctx, "observe", "", p.opts.ActionTimeout, func(ctx context.Context) error {
 		var err error
-		s, err = capture(ctx, p.opts.Snapshot)
+		s, err = capture(ctx, p.opts.Snapshot, p.hide)
 		return err
 	})
 	if err != nil {
@@ -53,7 +53,7 @@ var interactiveRoles = map[string]bool{
 	"tab": true, "slider": true, "spinbutton": true, "treeitem": true,
 }
 
-func capture(ctx context.Context, o SnapshotOptions) (*Snapshot, error) {
+func capture(ctx context.Context, o SnapshotOptions, hide func(string) string) (*Snapshot, error) {
 	snap, err := chromedp.Call(ctx, domsnapshot.CaptureSnapshot, domsnapshot.CaptureSnapshotParams{ComputedStyles: snapshotStyles})
 	if err != nil {
 		return nil, err
@@ -110,7 +110,7 @@ func capture(ctx context.Context, o SnapshotOptions) (*Snapshot, error) {
 	s.Viewport = [2]float64{w.viewport[1], w.viewport[1] + w.viewport[3]}
 	w.finishBlocks()
 	s.Fingerprint = hex.EncodeToString(w.hash.Sum(nil))[:16]
-	s.redact()
+	s.redact(hide)
 	return s, nil
 }
 

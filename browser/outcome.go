@@ -104,7 +104,7 @@ func (p *Page) settle(ctx context.Context, before pageState, at marks) (Outcome,
 	if err := p.missedDocSince(at.missed); err != nil {
 		return Outcome{}, err
 	}
-	out := Outcome{URL: safeURL(after.URL)}
+	out := Outcome{URL: p.shownURL(after.URL)}
 	switch {
 	case p.net.navCount() != navs || after.URL != before.URL:
 		out.Effect = Navigated

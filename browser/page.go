@@ -61,6 +61,10 @@ type Options struct {
 	// AllowSchemes are URL schemes beside http and https that Navigate
 	// may load, such as "file"; none by default.
 	AllowSchemes []string
+	// Secrets are values a type action may type by placeholder
+	// (Placeholder(name)), on their domains only; the page shows each
+	// value as its placeholder and every output redacts it.
+	Secrets []Secret
 	// Record, when set, receives every exchange the page makes; it does
 	// not go with Replay.
 	Record *replay.Recorder
@@ -183,6 +187,8 @@ type Page struct {
 	steps       int      // actions taken, for screenshot names
 	missedDocs  []*Error // of those, the tab's navigations, as the error each is
 	warned      map[string]bool
+
+	placeholders *strings.Replacer // each secret's value to its placeholder; nil without secrets
 }
 
 // Open starts (or attaches to) a browser and opens one tab in it, in four
@@ -197,6 +203,7 @@ func Open(ctx context.Context, o Options) (*Page, error) {
 	// refuses every host.
 	p := &Page{opts: o, dead: make(chan struct{}), allow: newAllowlist(o.AllowedDomains, false)}
 	p.confined = len(o.AllowedDomains) > 0 || o.Replay != nil
+	p.learnSecrets()
 	if err := p.open(ctx); err != nil {
 		if cerr := p.Close(); cerr != nil {
 			o.Logf("closing what the failed start left: %v", cerr)
@@ -212,6 +219,9 @@ func (o *Options) check() error {
 		if err := CheckDomain(d); err != nil {
 			return &Error{Op: "launch", Kind: ErrLaunch, Detail: "allowed domains", Err: err}
 		}
+	}
+	if err := o.checkSecrets(); err != nil {
+		return err
 	}
 	if o.Record != nil && o.Replay != nil {
 		// A replay feeds no recorder: the HAR written would be empty.
@@ -604,7 +614,7 @@ func (p *Page) URL(ctx context.Context) (string, error) {
 		u, err = chromedp.Run(ctx, chromedp.Location())
 		return err
 	})
-	return safeURL(u), err
+	return p.shownURL(u), err
 }
 
 // do runs fn on the tab with a deadline and turns what can go wrong with

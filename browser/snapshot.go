@@ -66,18 +66,22 @@ type Block struct {
 // snapshot hands on to prompts, logs and results: its address and links
 // by redact.URL, its words by redact.Text. A token in a link's query is
 // no business of the model's, and the agent acts by index, not by href.
-func (s *Snapshot) redact() {
-	s.URL, s.Title, s.Text = redact.URL(s.URL), redact.Text(s.Title), redact.Text(s.Text)
+// hide comes first: it shows the run's secrets by name (Placeholder),
+// which the general rule would only mark redacted.
+func (s *Snapshot) redact(hide func(string) string) {
+	text := func(v string) string { return redact.Text(hide(v)) }
+	link := func(v string) string { return redact.URL(hide(v)) }
+	s.URL, s.Title, s.Text = link(s.URL), text(s.Title), text(s.Text)
 	for i := range s.Elements {
 		e := &s.Elements[i]
-		e.Name, e.Placeholder, e.Value = redact.Text(e.Name), redact.Text(e.Placeholder), redact.Text(e.Value)
-		e.Href = redact.URL(e.Href)
+		e.Name, e.Placeholder, e.Value = text(e.Name), text(e.Placeholder), text(e.Value)
+		e.Href = link(e.Href)
 		for j, o := range e.Options {
-			e.Options[j] = redact.Text(o)
+			e.Options[j] = text(o)
 		}
 	}
 	for i := range s.Blocks {
-		s.Blocks[i].Text = redact.Text(s.Blocks[i].Text)
+		s.Blocks[i].Text = text(s.Blocks[i].Text)
 	}
 }
 
