@@ -65,6 +65,10 @@ type Options struct {
 	// (Placeholder(name)), on their domains only; the page shows each
 	// value as its placeholder and every output redacts it.
 	Secrets []Secret
+	// StorageState, when set, is loaded before the first navigation:
+	// its cookies and localStorage, only what lies within AllowedDomains
+	// (StorageDropped counts the rest).
+	StorageState *StorageState
 	// Record, when set, receives every exchange the page makes; it does
 	// not go with Replay.
 	Record *replay.Recorder
@@ -188,7 +192,9 @@ type Page struct {
 	missedDocs  []*Error // of those, the tab's navigations, as the error each is
 	warned      map[string]bool
 
-	placeholders *strings.Replacer // each secret's value to its placeholder; nil without secrets
+	placeholders   *strings.Replacer // each secret's value to its placeholder; nil without secrets
+	storageDropped int               // what Options.StorageState held outside the allowed domains
+	origins        []string          // the origins the tab's documents were on, for StorageState
 }
 
 // Open starts (or attaches to) a browser and opens one tab in it, in four
@@ -444,11 +450,14 @@ func (p *Page) wire() error {
 			return err
 		}
 	}
-	return nil
+	return p.loadStorage()
 }
 
 // onEvent runs on the tab's read loop: it only updates counters.
 func (p *Page) onEvent(ev any) {
+	if e, ok := ev.(*page.EventFrameNavigated); ok {
+		p.visit(e.Frame)
+	}
 	switch e := ev.(type) {
 	case *page.EventWindowOpen:
 		// A popup or a target=_blank link: its tab is closed as it
