@@ -31,7 +31,7 @@ func (p *Page) act(ctx context.Context, op string, t Target, fn func(ctx context
 		detail, err = fn(ctx, id)
 		return nil, err
 	})
-	out.Detail = detail
+	out.Detail = p.hide(detail)
 	return out, err
 }
 
