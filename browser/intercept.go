@@ -228,11 +228,23 @@ func (p *Page) recordResponse(ev fetch.EventRequestPaused) {
 		if err != nil {
 			p.opts.Logf("record: no body for %s: %v", safeURL(x.URL), err)
 		} else {
-			x.Body = body.Body
+			// What the page shows of a secret is its placeholder in the
+			// recording too, so a replay shows what the live page did.
+			x.Body = p.hideBody(body.Body, responseHeader(x.ResponseHeaders, "Content-Type"))
 		}
 	}
 	x.Duration = time.Since(pr.started)
 	p.opts.Record.Add(x)
+}
+
+// responseHeader is the first value of the named header, "" when none.
+func responseHeader(hs []replay.Header, name string) string {
+	for _, h := range hs {
+		if strings.EqualFold(h.Name, name) {
+			return h.Value
+		}
+	}
+	return ""
 }
 
 func isRedirect(status int) bool {

@@ -193,6 +193,7 @@ type Page struct {
 	warned      map[string]bool
 
 	placeholders   *strings.Replacer // each secret's value to its placeholder; nil without secrets
+	placeholdersML *strings.Replacer // the same, the placeholder escaped for HTML and XML
 	storageDropped int               // what Options.StorageState held outside the allowed domains
 	origins        []string          // the origins the tab's documents were on, for StorageState
 }

@@ -3,10 +3,12 @@ package browser
 import (
 	"context"
 	"fmt"
+	"html"
 	"net/url"
 	"regexp"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/chromedp"
@@ -96,10 +98,13 @@ func (p *Page) learnSecrets() {
 	}
 	// Longer forms first, so a value inside a longer one is not cut first.
 	slices.SortStableFunc(forms, func(a, b form) int { return len(b.text) - len(a.text) })
+	var markup []string
 	for _, f := range forms {
 		pairs = append(pairs, f.text, Placeholder(f.name))
+		markup = append(markup, f.text, html.EscapeString(Placeholder(f.name)))
 	}
 	p.placeholders = strings.NewReplacer(pairs...)
+	p.placeholdersML = strings.NewReplacer(markup...)
 }
 
 // hide shows every secret's value in s as its placeholder.
@@ -108,6 +113,19 @@ func (p *Page) hide(s string) string {
 		return s
 	}
 	return p.placeholders.Replace(s)
+}
+
+// hideBody is hide for a response body of the given content type: text
+// with a secret's value in it comes back with the placeholder (escaped in
+// HTML and XML, where it would read as a tag); anything else as it is.
+func (p *Page) hideBody(b []byte, contentType string) []byte {
+	if p == nil || p.placeholders == nil || len(b) == 0 || !utf8.Valid(b) {
+		return b
+	}
+	if ct := strings.ToLower(contentType); strings.Contains(ct, "html") || strings.Contains(ct, "xml") {
+		return []byte(p.placeholdersML.Replace(string(b)))
+	}
+	return []byte(p.placeholders.Replace(string(b)))
 }
 
 // shownURL is a URL of the page fit for any output: its secrets'
