@@ -1,7 +1,9 @@
 // Package testsite serves the sites under testdata/pages — a shop with
 // search, results and product pages; a sign-up form with validation; a
 // feed that loads by fetch and XHR after load; a long catalogue; a store's
-// category page of realistic size — with the little API they call. Browser tests and the recordings in testdata/pages use it.
+// category page of realistic size — with the little API they call; and a
+// supplier portal behind a login (portal.go). Browser tests and the
+// recordings in testdata/pages use it.
 package testsite
 
 import (
@@ -48,8 +50,17 @@ func Handler() http.Handler { return HandlerOf(Dir()) }
 
 // HandlerOf is Handler with its pages from dir, a copy of testdata/pages.
 func HandlerOf(dir string) http.Handler {
+	h, _ := HandlerWithPortal(dir)
+	return h
+}
+
+// HandlerWithPortal is HandlerOf, and the portal it serves, whose logins
+// a test counts.
+func HandlerWithPortal(dir string) (http.Handler, Portal) {
 	var counter atomic.Int64
 	mux := http.NewServeMux()
+	portal := newPortal()
+	portal.register(mux)
 	files := http.FileServer(http.Dir(dir))
 	mux.Handle("/", files)
 	mux.HandleFunc("GET /api/search", func(w http.ResponseWriter, r *http.Request) {
@@ -106,7 +117,7 @@ func HandlerOf(dir string) http.Handler {
 		http.SetCookie(w, &http.Cookie{Name: "session", Value: SessionCookie, Path: "/"})
 		w.Header().Set("Cache-Control", "no-store")
 		mux.ServeHTTP(w, r)
-	})
+	}), Portal{portal}
 }
 
 // writeJSON answers gzip-compressed when the client takes it, so the
