@@ -11,11 +11,11 @@ import (
 // OutputError is outputs that could not be written: the run itself may
 // have gone well.
 type OutputError struct {
-	Dir string
-	Err error
+	Path string // the folder or file that was not written
+	Err  error
 }
 
-func (e *OutputError) Error() string { return e.Dir + ": " + e.Err.Error() }
+func (e *OutputError) Error() string { return e.Path + ": " + e.Err.Error() }
 func (e *OutputError) Unwrap() error { return e.Err }
 
 // WriteOutputs writes result.json and report.html into dir, beside the

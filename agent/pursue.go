@@ -8,7 +8,6 @@ import (
 
 	"github.com/headroom-agent/headroom/browser"
 	"github.com/headroom-agent/headroom/calltypes"
-	"github.com/headroom-agent/headroom/internal/redact"
 )
 
 // pursuit is one sub-goal under way: the plan, where in it the agent is,
@@ -180,8 +179,9 @@ func (r *runner) act(ctx context.Context, p *pursuit, pick calltypes.Action, ste
 		out, err = r.page.Do(ctx, act)
 	}
 	if out.Secret {
-		// Typed into a password field: the value is no step's to show.
-		pick.Text = redact.Marker
+		// Typed into a password field, or a secret by name: the value is
+		// no step's to show.
+		pick.Text = shown(pick.Text, true)
 		step.Action = pick.String()
 	}
 	step.Target, step.Outcome, step.URL = describe(p.snap, pick), r.outcome(out, err), out.URL

@@ -66,6 +66,9 @@ type Result struct {
 	// ReplayMissed are the requests a replayed run asked for that its
 	// recording does not hold: why a replay went differently.
 	ReplayMissed []string `json:"replay_missed,omitempty"`
+	// StorageDropped counts the cookies and origins of a storage state
+	// outside the allowed domains, not loaded.
+	StorageDropped int `json:"storage_dropped,omitempty"`
 }
 
 // Step is one step of a run: a scripted action or a model's pick, what

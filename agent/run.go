@@ -213,9 +213,7 @@ func (r *runner) scripted(ctx context.Context, i int, s browser.Step) error {
 	began := time.Now()
 	a := s.Action(r.o.OutDir)
 	out, err := r.page.Do(ctx, a)
-	if out.Secret {
-		a.Text = redact.Marker
-	}
+	a.Text = shown(a.Text, out.Secret)
 	step := Step{Action: a.String(), Outcome: r.outcome(out, err), URL: out.URL, Scripted: true}
 	r.record(ctx, &step, began)
 	if err != nil {

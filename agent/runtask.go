@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -45,6 +46,13 @@ type TaskOptions struct {
 	// OutDir, when set, gets result.json, report.html and a screenshot per
 	// step, each written whole and never through a link.
 	OutDir string
+	// StorageState, when set, is loaded instead of the task's
+	// storage_state: cookies and localStorage in Playwright's format.
+	// SaveStorageState, when set, gets the browser's after the run, mode
+	// 0600. Either way, only what lies within the allowed domains; the
+	// result counts the rest (StorageDropped).
+	StorageState     string
+	SaveStorageState string
 	// Session, Progress and CallTimeout are Options'.
 	Session     string
 	Progress    io.Writer
@@ -61,7 +69,7 @@ func RunTask(ctx context.Context, t *Task, o TaskOptions) (Result, error) {
 	res, err := runTask(ctx, t, o)
 	if o.OutDir != "" {
 		if werr := WriteOutputs(o.OutDir, &res); werr != nil {
-			err = errors.Join(err, &OutputError{Dir: o.OutDir, Err: werr})
+			err = errors.Join(err, &OutputError{Path: o.OutDir, Err: werr})
 		}
 	}
 	return res, err
@@ -101,12 +109,21 @@ func callerFor(ctx context.Context, t *Task, o TaskOptions) (c *llm.Caller, clos
 	return c, c.Close, nil
 }
 
-// openBrowser opens the browser the task describes (taskBrowser), and
-// the output folder its screenshots go to.
+// openBrowser opens the browser the task describes (taskBrowser) with
+// its secrets and its session, and the output folder its screenshots go
+// to.
 func openBrowser(ctx context.Context, t *Task, o TaskOptions) (*browser.Page, *replay.Matcher, error) {
 	bo, matcher, err := taskBrowser(t, o.Browser, o.AllowExtra)
 	if err != nil {
 		return nil, nil, err
+	}
+	if bo.Secrets, err = t.BrowserSecrets(); err != nil {
+		return nil, nil, err
+	}
+	if path := cmp.Or(o.StorageState, t.StorageState); path != "" {
+		if bo.StorageState, err = browser.LoadStorageState(path); err != nil {
+			return nil, nil, Usage(fmt.Errorf("storage state: %w", err))
+		}
 	}
 	if o.OutDir != "" {
 		if err := os.MkdirAll(o.OutDir, 0o755); err != nil {
@@ -126,6 +143,12 @@ func runOn(ctx context.Context, t *Task, o TaskOptions, page *browser.Page, call
 	watch := watchResources(page.PID())
 	res, err := Run(ctx, t, Options{Page: page, Caller: caller, Session: o.Session, Progress: o.Progress,
 		OutDir: o.OutDir, CallTimeout: o.CallTimeout, AllowExtra: o.AllowExtra})
+	res.StorageDropped = page.StorageDropped()
+	if o.SaveStorageState != "" {
+		if serr := saveStorage(ctx, page, o.SaveStorageState); serr != nil {
+			err = errors.Join(err, serr)
+		}
+	}
 	if cerr := page.Close(); cerr != nil {
 		// The task's work is done and its result whole: a browser that
 		// did not close cleanly is said, and does not change how it ended.
@@ -133,6 +156,26 @@ func runOn(ctx context.Context, t *Task, o TaskOptions, page *browser.Page, call
 	}
 	res.Totals.PeakRSSMB, res.Totals.ChromePeakRSSMB = watch.stop()
 	return res, err
+}
+
+// saveStorage writes the browser's cookies and localStorage, within the
+// allowed domains, as Playwright writes them: whole, never through a
+// link, readable by the owner alone. A run stopped by a signal still
+// saves what it had.
+func saveStorage(ctx context.Context, page *browser.Page, path string) error {
+	if ctx.Err() != nil {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+	}
+	s, err := page.StorageState(ctx)
+	if err == nil {
+		err = s.WriteFile(path)
+	}
+	if err != nil {
+		return &OutputError{Path: path, Err: fmt.Errorf("storage state: %w", err)}
+	}
+	return nil
 }
 
 // missed are the requests the replay could not answer, said on the

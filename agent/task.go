@@ -21,6 +21,9 @@ import (
 //	success: {text: "EUR", url: "/shop/item"}
 //	replay: shop.har        # relative to the task file; none: the live web
 //	cassette: shop.jsonl    # model calls to answer from
+//	storage_state: s.json   # cookies and localStorage to start with
+//	secrets:                # typed by name: <secret:password>
+//	  password: {env: SHOP_PASSWORD, domains: [127.0.0.1]}
 //	steps:                  # scripted before, between or instead of the model
 //	  - type: "#q"
 //	    text: desk
@@ -51,6 +54,14 @@ type Task struct {
 	Replay string `yaml:"replay" json:"replay,omitempty"`
 	// Cassette is a file of model calls to answer from, with no model.
 	Cassette string `yaml:"cassette" json:"cassette,omitempty"`
+	// Secrets are values the task types by name: the goal and the steps
+	// write <secret:NAME>, the model sees only that, and the browser types
+	// the value on the secret's domains alone.
+	Secrets map[string]SecretSource `yaml:"secrets" json:"secrets,omitempty"`
+	// StorageState is a file of cookies and localStorage in Playwright's
+	// storageState format, loaded before the start page: a session carried
+	// from an earlier run. Resolved against the task file's directory.
+	StorageState string `yaml:"storage_state" json:"storage_state,omitempty"`
 	// Steps are scripted actions and sub-goals, in order. None means one
 	// model-driven sub-goal: the Goal.
 	Steps []TaskStep `yaml:"steps" json:"steps,omitempty"`

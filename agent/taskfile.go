@@ -55,6 +55,7 @@ func ParseTask(file string, data []byte) (*Task, error) {
 	dir := filepath.Dir(file)
 	t.Replay = resolve(dir, t.Replay)
 	t.Cassette = resolve(dir, t.Cassette)
+	t.StorageState = resolve(dir, t.StorageState)
 	return &t, nil
 }
 
@@ -110,6 +111,9 @@ func (t *Task) check(doc *yamlconf.Doc) error {
 		if err := s.compile(); err != nil {
 			return doc.Errorf("success.url", "not a regular expression: %v", err)
 		}
+	}
+	if err := t.checkSecrets(doc); err != nil {
+		return err
 	}
 	return checkTaskSteps(doc, t.Steps)
 }

@@ -35,6 +35,11 @@ func TestLoadTaskReadsEveryField(t *testing.T) {
 		AnswerType:     "extract-prices",
 		Replay:         filepath.Join("testdata", "shop.har"),
 		Cassette:       "/var/cassettes/shop.jsonl",
+		StorageState:   filepath.Join("testdata", "shop-session.json"),
+		Secrets: map[string]SecretSource{
+			"shop_password": {Env: "SHOP_PASSWORD", Domains: []string{"127.0.0.1"}},
+			"shop_user":     {File: "/run/secrets/shop_user"},
+		},
 		Steps: []TaskStep{
 			{Step: browser.Step{Type: "#q", Text: "desk", Submit: true}},
 			{Step: browser.Step{Wait: "network"}},
@@ -198,7 +203,7 @@ func TestParseTaskErrorsNameFileLineAndField(t *testing.T) {
 			if !strings.HasPrefix(err.Error(), c.want) {
 				t.Errorf("ParseTask =\n%v\nwant the prefix\n%s", err, c.want)
 			}
-			if strings.Contains(err.Error(), "secret") {
+			if strings.Contains(err.Error(), ":secret@") {
 				t.Errorf("the error repeats a password: %v", err)
 			}
 		})

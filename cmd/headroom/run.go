@@ -24,6 +24,8 @@ func runTask(fs *pflag.FlagSet) runner {
 	outDir := fs.String("out", "", "write result.json, report.html and a screenshot per step into this `directory`")
 	recordHAR := fs.String("record-har", "", "record the run's pages, live, to this HAR `file` for offline replay")
 	recordCalls := fs.String("record-calls", "", "record the run's model calls to this cassette `file`")
+	storageState := fs.String("storage-state", "", "start with the cookies and localStorage of this `file` (Playwright's storageState format), instead of the task's storage_state")
+	saveStorage := fs.String("save-storage-state", "", "after the run, write the browser's cookies and localStorage to this `file` (Playwright's format, mode 0600)")
 	session := fs.String("session", "", "the session `key` the calls keep affinity by (default the task's name and a random suffix)")
 	tasksFile := fs.String("tasks", "", "run one task of this task list `file` (tasks: [...]), the one at --index")
 	index := fs.String("index", "", "run task `N` of --tasks, counting from 0 (default $JOB_COMPLETION_INDEX, else $HEADROOM_TASK_INDEX)")
@@ -49,7 +51,7 @@ func runTask(fs *pflag.FlagSet) runner {
 		}
 		task, err := loadRunTask(pos, *tasksFile, *index)
 		if err == nil {
-			err = checkRecording(task, *recordHAR, *recordCalls)
+			err = checkRecording(task, *recordHAR, *recordCalls, *saveStorage)
 		}
 		if err != nil {
 			fprintf(stderr, "headroom run: %v\n", err)
@@ -63,6 +65,7 @@ func runTask(fs *pflag.FlagSet) runner {
 			Config: cfg, LLM: llm.Options{Record: *recordCalls},
 			Browser: bf.options(stderr), AllowExtra: domains(extra),
 			OutDir: *outDir, Session: *session, Progress: stderr,
+			StorageState: *storageState, SaveStorageState: *saveStorage,
 		}
 		// This process is the agent's: Chrome's helpers are its to reap.
 		opts.Browser.ReapHelpers = true
@@ -103,12 +106,12 @@ func runTask(fs *pflag.FlagSet) runner {
 				code = max(code, exitFailed)
 			}
 		}
-		if *outDir != "" {
-			if oe := (*agent.OutputError)(nil); errors.As(runErr, &oe) {
-				fprintf(stderr, "headroom run: --out: %v\n", oe.Err)
-			} else {
-				fprintf(stderr, "headroom run: report: %s\n", filepath.Join(*outDir, "report.html"))
-			}
+		oe := (*agent.OutputError)(nil)
+		if errors.As(runErr, &oe) {
+			fprintf(stderr, "headroom run: not written: %v\n", oe)
+		}
+		if *outDir != "" && (oe == nil || oe.Path != *outDir) {
+			fprintf(stderr, "headroom run: report: %s\n", filepath.Join(*outDir, "report.html"))
 		}
 		printJSON(stdout, res)
 		fprintf(stderr, "headroom run: %s: %s\n", res.Status, res.Reason)
@@ -131,14 +134,14 @@ func loadRunTask(pos []string, tasksFile, index string) (*agent.Task, error) {
 // checkRecording refuses recording flags that cannot be kept: a HAR of a
 // replayed run, a cassette recorded over the one replayed, a target that
 // is not a file to replace.
-func checkRecording(task *agent.Task, har, calls string) error {
+func checkRecording(task *agent.Task, har, calls, storage string) error {
 	if har != "" && task.Replay != "" {
 		return fmt.Errorf("--record-har records a live run, and %s replays %s: drop one", task.File, task.Replay)
 	}
 	if calls != "" && task.Cassette != "" && safefile.Same(calls, task.Cassette) {
 		return fmt.Errorf("--record-calls %s is the cassette %s replays: recording again writes a copy, so name another file", calls, task.File)
 	}
-	for _, t := range []struct{ flag, path string }{{"--record-har", har}, {"--record-calls", calls}} {
+	for _, t := range []struct{ flag, path string }{{"--record-har", har}, {"--record-calls", calls}, {"--save-storage-state", storage}} {
 		if t.path == "" {
 			continue
 		}
