@@ -80,6 +80,11 @@ func (t *Task) BrowserSecrets() ([]browser.Secret, error) {
 	for _, name := range slices.Sorted(maps.Keys(t.Secrets)) {
 		s := t.Secrets[name]
 		v, err := s.read()
+		if err == nil && len(v) < redact.MinValue {
+			// Too short to scrub from every output without scrubbing
+			// ordinary words with it.
+			err = fmt.Errorf("the value is %d bytes: a secret needs at least %d to be kept out of every output", len(v), redact.MinValue)
+		}
 		if err != nil {
 			return nil, Usage(fmt.Errorf("%s: secrets.%s: %w", t.File, name, err))
 		}
