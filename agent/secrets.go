@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"maps"
 	"os"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -32,21 +31,14 @@ type SecretSource struct {
 // maxSecretFile bounds a secret's file: a password, a token, a key.
 const maxSecretFile = 64 << 10
 
-// secretName is what a secret may be called, so that its placeholder is
-// one token a model copies whole.
-var secretName = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]{0,63}$`)
-
-// placeholderRe finds <secret:NAME> in the goal and the steps.
-var placeholderRe = regexp.MustCompile(`<secret:([^<>]*)>`)
-
 // checkSecrets checks the secrets as written, and that every placeholder
 // in the goal and the steps names one; it reads no value.
 func (t *Task) checkSecrets(doc *yamlconf.Doc) error {
 	for _, name := range slices.Sorted(maps.Keys(t.Secrets)) {
 		s, field := t.Secrets[name], "secrets."+name
 		switch {
-		case !secretName.MatchString(name):
-			return doc.Errorf(field, "%q is not a secret name: a letter, then up to 63 letters, digits or '_'", name)
+		case browser.CheckSecretName(name) != nil:
+			return doc.Errorf(field, "%v", browser.CheckSecretName(name))
 		case (s.Env == "") == (s.File == ""):
 			return doc.Errorf(field, "a secret comes from env: VAR or from file: PATH, one of the two")
 		}
@@ -61,9 +53,9 @@ func (t *Task) checkSecrets(doc *yamlconf.Doc) error {
 		texts[fmt.Sprintf("steps[%d]", i)] = s.Agent + " " + s.Text
 	}
 	for _, field := range slices.Sorted(maps.Keys(texts)) {
-		for _, m := range placeholderRe.FindAllStringSubmatch(texts[field], -1) {
-			if _, ok := t.Secrets[m[1]]; !ok {
-				return doc.Errorf(field, "<secret:%s> names no secret: declare it under secrets: with env: or file:", m[1])
+		for _, name := range browser.PlaceholderNames(texts[field]) {
+			if _, ok := t.Secrets[name]; !ok {
+				return doc.Errorf(field, "%s names no secret: declare it under secrets: with env: or file:", browser.Placeholder(name))
 			}
 		}
 	}
@@ -99,7 +91,14 @@ func (t *Task) BrowserSecrets() ([]browser.Secret, error) {
 // their values), else the mark, since a value typed where a secret goes
 // is one.
 func shown(text string, secret bool) string {
-	if secret && placeholderRe.ReplaceAllString(text, "") != "" {
+	if !secret {
+		return text
+	}
+	rest := text
+	for _, name := range browser.PlaceholderNames(text) {
+		rest = strings.ReplaceAll(rest, browser.Placeholder(name), "")
+	}
+	if rest != "" {
 		return redact.Marker
 	}
 	return text

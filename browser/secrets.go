@@ -41,14 +41,33 @@ var placeholderRE = regexp.MustCompile(`<secret:([^<>]*)>`)
 // and in error messages, so it is a plain word.
 var secretNameRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
 
+// PlaceholderNames are the names text's placeholders give, in order,
+// names no secret has included: what a task file is checked by.
+func PlaceholderNames(text string) []string {
+	var out []string
+	for _, m := range placeholderRE.FindAllStringSubmatch(text, -1) {
+		out = append(out, m[1])
+	}
+	return out
+}
+
+// CheckSecretName says why name cannot be a secret's, nil when it can:
+// it stands in a placeholder and in messages.
+func CheckSecretName(name string) error {
+	if !secretNameRE.MatchString(name) {
+		return fmt.Errorf("%q is not a secret name: a word of letters, digits, '_', '.' or '-' (at most 64)", name)
+	}
+	return nil
+}
+
 // checkSecrets refuses secrets that could not be kept: a name that cannot
 // stand in a placeholder or is given twice, a value too short to be
 // scrubbed from every output, a domain that is no host name.
 func (o *Options) checkSecrets() error {
 	seen := map[string]bool{}
 	for i, s := range o.Secrets {
-		if !secretNameRE.MatchString(s.Name) {
-			return &Error{Op: "launch", Kind: ErrLaunch, Detail: fmt.Sprintf("secret %d: its name %q is not a word of letters, digits, '_', '.' or '-' (at most 64)", i+1, s.Name)}
+		if err := CheckSecretName(s.Name); err != nil {
+			return &Error{Op: "launch", Kind: ErrLaunch, Detail: fmt.Sprintf("secret %d", i+1), Err: err}
 		}
 		if seen[s.Name] {
 			return &Error{Op: "launch", Kind: ErrLaunch, Detail: fmt.Sprintf("secret %s is given twice", s.Name)}
