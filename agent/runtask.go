@@ -60,9 +60,10 @@ type TaskOptions struct {
 }
 
 // RunTask runs a task with one call: it opens what the task describes (the
-// caller, the fenced browser, the replay), runs the task on it (Run),
-// closes them, writes the outputs when o.OutDir is set, and returns the
-// result. The result is whole whatever happened, a Chrome that would not
+// caller; the browser fenced to its domains, with its secrets to type by
+// name and its session loaded; the replay), runs the task on it (Run),
+// closes them, saves the session and writes the outputs when asked, and
+// returns the result. The result is whole whatever happened, a Chrome that would not
 // start included; the error is set when the run did not end as the task
 // meant (ExitCode maps the two to the exit code).
 func RunTask(ctx context.Context, t *Task, o TaskOptions) (Result, error) {
