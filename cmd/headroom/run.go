@@ -78,8 +78,7 @@ func runTask(fs *pflag.FlagSet) runner {
 		// watch it while the task runs.
 		caller, err := agent.OpenCaller(ctx, task, opts)
 		if err != nil {
-			fprintf(stderr, "headroom run: %v\n", err)
-			return agent.ExitCode(ctx, "", err)
+			return failed(ctx, stderr, "run", err)
 		}
 		defer func() {
 			if err := caller.Close(); err != nil {
