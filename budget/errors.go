@@ -1,10 +1,12 @@
 package budget
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -55,6 +57,16 @@ type StoreError struct {
 func (e *StoreError) Error() string { return "budget store: " + e.Op + ": " + e.Err.Error() }
 func (e *StoreError) Unwrap() []error {
 	return []error{ErrUnavailable, e.Err}
+}
+
+// Busy reports whether the store is there but did not answer: a round
+// trip that timed out, or a server that said it cannot serve now (Redis'
+// BUSY, LOADING, …). Asking again later may succeed; a refused connection
+// is not busy, it is not there.
+func (e *StoreError) Busy() bool {
+	var ne net.Error
+	var b interface{ Busy() bool }
+	return errors.Is(e.Err, context.DeadlineExceeded) || errors.As(e.Err, &ne) && ne.Timeout() || errors.As(e.Err, &b) && b.Busy()
 }
 
 // idPrefix tells this process's ids from every other process's: 64 random

@@ -72,7 +72,7 @@ func (l *Lease) done(ctx context.Context, o Outcome, fb Feedback, now time.Time)
 	r.feedback(ctx, l, fb)
 	switch {
 	case !o.Sent:
-		_ = st.Cancel(ctx, l.Reservation)
+		l.cancel(ctx)
 		l.route.br.release(l.probe)
 	case o.OK():
 		_ = st.Settle(ctx, l.Reservation, o.UsedTokens)
@@ -80,7 +80,7 @@ func (l *Lease) done(ctx context.Context, o Outcome, fb Feedback, now time.Time)
 		r.Metrics.add(func(m *MetricsSnapshot) { m.ByDeployment[d.Name]++ })
 	case o.Status == http.StatusTooManyRequests:
 		// Refused at the door: Azure charged nothing for it.
-		_ = st.Cancel(ctx, l.Reservation)
+		l.cancel(ctx)
 		l.route.br.release(l.probe)
 		cause := Classify(fb, d.QuotaTPM, l.Reservation.Tokens)
 		r.Metrics.limited(d.Name, cause)
@@ -106,10 +106,16 @@ func (l *Lease) done(ctx context.Context, o Outcome, fb Feedback, now time.Time)
 			r.Metrics.add(func(m *MetricsSnapshot) { m.BreakerTrips++ })
 		}
 	default:
-		_ = st.Cancel(ctx, l.Reservation)
+		l.cancel(ctx)
 		l.route.br.release(l.probe)
 	}
 	return ""
+}
+
+// cancel gives the reservation back, asking a store that does not answer
+// again (the id counts once): until it answers, the room stays held.
+func (l *Lease) cancel(ctx context.Context) {
+	_ = l.router.persist(ctx, func() error { return l.router.store.Cancel(ctx, l.Reservation) })
 }
 
 // feedback corrects the shared model from an answer's headers.

@@ -81,6 +81,10 @@ type RouterOptions struct {
 	// failed it: waiting out a Retry-After is cheaper than failing the
 	// work. nil means DefaultExtraWaits; new(0) none.
 	ExtraWaits *int
+	// StorePatience is how long a call with no deadline waits for a
+	// store that does not answer (default DefaultStorePatience); a call
+	// with a deadline waits until it.
+	StorePatience time.Duration
 	// Rand picks between the best two; default a random source.
 	Rand *rand.Rand
 }
@@ -125,6 +129,9 @@ func NewRouter(store Store, cfg *Config, opts RouterOptions) (*Router, error) {
 		opts.RequestJitter = 5 * time.Millisecond
 	case opts.RequestJitter < 0:
 		opts.RequestJitter = 0
+	}
+	if opts.StorePatience <= 0 {
+		opts.StorePatience = DefaultStorePatience
 	}
 	if !cfg.Calibration.Learns() {
 		opts.Fixed = true
@@ -220,31 +227,48 @@ type Lease struct {
 // charge nothing if an earlier one was admitted.
 func (r *Router) reserve(ctx context.Context, rt *route, c Call) (res Reservation, err error) {
 	id := NewID()
-	err = persist(ctx, func() error {
+	err = r.persist(ctx, func() error {
 		res, err = r.store.Reserve(ctx, id, rt.d.QuotaKey, Cost{Tokens: c.Tokens}, r.limits(rt, c.Class))
 		return err
 	})
 	return res, err
 }
 
-// storeTries is how often the router asks a store that did not answer
-// before it fails the call, waiting 50, 100 and 200 ms between: a store
-// on a loaded machine answers late, and a store that is down fails the
-// call within about a second more. This is the one place a store round
-// trip is tried again: the caller above (llm, the agent) does not, and a
-// try is one round trip of the call, not another call.
+// storeTries is how often the router asks a store that refuses the
+// connection before it fails the call, waiting 50, 100 and 200 ms
+// between: nothing listens, and a call should not wait long to say so.
 const storeTries = 4
 
-// persist runs f until it succeeds, is refused, or has failed storeTries
-// times; a refusal is an answer, not a failure. It does not wait past
-// ctx's deadline: with no time left for another ask, the last failure is
-// the answer.
-func persist(ctx context.Context, f func() error) error {
-	var err error
-	for try := range storeTries {
+// DefaultStorePatience is RouterOptions.StorePatience when it is zero.
+const DefaultStorePatience = 30 * time.Second
+
+// maxStoreWait is the longest wait between two asks of a busy store: a
+// stalled server is asked about once a second, not hammered, and a call
+// waits at most that long past its return.
+const maxStoreWait = time.Second
+
+// persist runs f, a round trip to the store that may be asked again
+// (every ask carries the same id), until it succeeds or is refused; a
+// refusal is an answer, not a failure. A busy store (one that did not
+// answer in time) is asked again, waiting 50 ms, then twice as long each
+// time up to maxStoreWait, until the call's deadline, or StorePatience
+// when it has none: a stall costs the call time, not the call. A store
+// that refuses the connection is asked storeTries times. The last failure
+// is the answer; persist never waits past ctx's deadline.
+//
+// This is the one place a store round trip is tried again: the caller
+// above (llm, the agent) does not, and a try is one round trip of the
+// call, not another call.
+func (r *Router) persist(ctx context.Context, f func() error) error {
+	giveUp := time.Now().Add(r.opts.StorePatience)
+	if dl, ok := ctx.Deadline(); ok {
+		giveUp = dl
+	}
+	var err, storeErr error // the last failure, and the store's last
+	for try, refused := 0, 0; ; try++ {
 		if try > 0 {
-			wait := time.Duration(25<<try) * time.Millisecond
-			if dl, ok := ctx.Deadline(); ok && time.Until(dl) <= wait {
+			wait := min(maxStoreWait, time.Duration(25<<min(try, 6))*time.Millisecond)
+			if time.Until(giveUp) <= wait {
 				return err
 			}
 			t := time.NewTimer(wait)
@@ -257,11 +281,27 @@ func persist(ctx context.Context, f func() error) error {
 		}
 		err = f()
 		var ref *Refusal
-		if err == nil || errors.As(err, &ref) || ctx.Err() != nil {
+		switch {
+		case err == nil || errors.As(err, &ref):
+			return err
+		case ctx.Err() != nil && storeErr != nil:
+			// The deadline ended the last ask: the store not answering
+			// is why.
+			return storeErr
+		case ctx.Err() != nil:
 			return err
 		}
+		var se *StoreError
+		if !errors.As(err, &se) {
+			return err // an answer of another kind: asking again gives the same
+		}
+		storeErr = err
+		if !se.Busy() {
+			if refused++; refused >= storeTries {
+				return err
+			}
+		}
 	}
-	return err
 }
 
 // SendBy is the latest the call may leave this process on this lease;
@@ -422,7 +462,7 @@ func (r *Router) score(ctx context.Context, c Call, routes []*route, exclude []s
 		}
 	}
 	var us []Usage
-	err := persist(ctx, func() (err error) {
+	err := r.persist(ctx, func() (err error) {
 		us, err = r.store.Usage(ctx, keys...)
 		return err
 	})

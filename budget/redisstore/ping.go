@@ -32,15 +32,14 @@ func Ping(ctx context.Context, rawURL string) error {
 		return err
 	}
 	defer rdb.Close()
-	deadline := time.Now().Add(PingTimeout)
-	for {
+	_ = retryBusy(ctx, PingTimeout, func() error {
 		actx, cancel := context.WithTimeout(ctx, time.Second)
-		err = rdb.Ping(actx).Err()
-		cancel()
-		if err == nil || ctx.Err() != nil || !isTimeout(err) || time.Now().After(deadline) {
-			break
+		defer cancel()
+		if err = rdb.Ping(actx).Err(); err != nil {
+			return storeError("ping", err)
 		}
-	}
+		return nil
+	})
 	err = wrap(ctx, "ping", err)
 	if se := (*budget.StoreError)(nil); errors.As(err, &se) {
 		return &budget.StoreError{Op: "ping", Err: fmt.Errorf("no Redis answers at %s (%w): %s", redact.URL(rawURL), se.Err, StartHint)}

@@ -10,11 +10,11 @@
 package redisstore
 
 import (
+	"cmp"
 	"context"
 	_ "embed"
 	"errors"
 	"fmt"
-	"net"
 	"net/url"
 	"strconv"
 	"strings"
@@ -62,14 +62,19 @@ type Options struct {
 	Prefix string
 	Window time.Duration // default budget.DefaultWindow
 	Policy budget.Policy // default budget.Hold
+	// Patience is how long New waits for a server that does not answer
+	// (DefaultPatience when zero), and how long a settle is sent again
+	// while the server does not answer it.
+	Patience time.Duration
 }
 
 // Store is the Redis driver of budget.Store.
 type Store struct {
-	rdb    redis.UniversalClient
-	prefix string
-	window time.Duration
-	policy budget.Policy
+	rdb      redis.UniversalClient
+	prefix   string
+	window   time.Duration
+	policy   budget.Policy
+	patience time.Duration
 
 	reserves batchers[reserveItem]
 	finishes batchers[finishItem]
@@ -195,6 +200,7 @@ func New(ctx context.Context, o Options) (*Store, error) {
 	if s.window == 0 {
 		s.window = budget.DefaultWindow
 	}
+	s.patience = cmp.Or(o.Patience, DefaultPatience)
 	if s.window < budget.MinWindow {
 		return nil, fmt.Errorf("redisstore: window %v is under the minimum %v", s.window, budget.MinWindow)
 	}
@@ -203,25 +209,47 @@ func New(ctx context.Context, o Options) (*Store, error) {
 	}
 	s.reserves.run = s.runReserves
 	s.finishes.run = s.runFinishes
-	// A fleet starting at once loads its scripts at once; a server slow
-	// to answer that is busy, not down, so give it two more tries.
-	var err error
-	for try := range 3 {
-		if err = s.load(ctx); err == nil || ctx.Err() != nil || !isTimeout(err) {
-			break
-		}
-		time.Sleep(time.Duration(try+1) * 100 * time.Millisecond)
-	}
-	if err != nil {
+	// A fleet starting at once loads its scripts at once, and a server
+	// that stalls (a failover, a starved host) does not answer for
+	// seconds: a busy server is waited for, up to Patience or ctx's
+	// deadline. One that refuses the connection is not there: that fails
+	// at once.
+	if err := retryBusy(ctx, o.Patience, func() error { return s.load(ctx) }); err != nil {
 		return nil, err
 	}
 	return s, nil
 }
 
-// isTimeout reports a Redis call that got no answer in time.
-func isTimeout(err error) bool {
-	var ne net.Error
-	return errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout()
+// DefaultPatience is Options.Patience when it is zero.
+const DefaultPatience = 30 * time.Second
+
+// retryBusy runs f until it succeeds or fails with anything but a busy
+// store (budget.StoreError.Busy), waiting 50 ms, then twice as long each
+// time up to a second; it gives up after patience (DefaultPatience when
+// zero), or at ctx's deadline when that comes first.
+func retryBusy(ctx context.Context, patience time.Duration, f func() error) error {
+	giveUp := time.Now().Add(cmp.Or(patience, DefaultPatience))
+	if dl, ok := ctx.Deadline(); ok && dl.Before(giveUp) {
+		giveUp = dl
+	}
+	for try := 0; ; try++ {
+		err := f()
+		var se *budget.StoreError
+		if err == nil || ctx.Err() != nil || !errors.As(err, &se) || !se.Busy() {
+			return err
+		}
+		wait := min(time.Second, time.Duration(50<<min(try, 5))*time.Millisecond)
+		if time.Until(giveUp) <= wait {
+			return err
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		}
+	}
 }
 
 var scripts = []struct {
@@ -388,11 +416,10 @@ func (s *Store) Settle(ctx context.Context, r budget.Reservation, actual int64) 
 	if r.ID == "" || r.Deployment == "" {
 		return errors.New("redisstore: settle: the reservation has no id or deployment")
 	}
-	if err := s.down("settle"); err != nil {
-		return err
-	}
+	// Queued even when the store is failing: it is sent again until the
+	// store answers or Patience runs out. The error says it is failing.
 	s.finishes.get(r.Deployment).post(&finishItem{id: r.ID, window: r.Window, actual: max(0, actual)})
-	return nil
+	return s.down("settle")
 }
 
 // Cancel is sent at once and waited for: the room it gives back may be
@@ -448,7 +475,7 @@ func (s *Store) down(op string) error {
 // runFinishes sends one batch of settles and cancels on deployment.
 func (s *Store) runFinishes(deployment string) func(context.Context, []*finishItem) {
 	tag := s.tag(deployment)
-	return func(ctx context.Context, items []*finishItem) {
+	return func(_ context.Context, items []*finishItem) {
 		keys := []string{tag + ":w", tag + ":recs:0", tag + ":recs:1"}
 		args := []any{string(s.policy)}
 		for _, it := range items {
@@ -458,7 +485,20 @@ func (s *Store) runFinishes(deployment string) func(context.Context, []*finishIt
 			}
 			args = append(args, it.id, it.window, it.actual, cancel)
 		}
-		err := finishScript.Run(ctx, s.rdb, keys, args...).Err()
+		// A settle is not waited for, so it can be waited out: sent again
+		// (each id counts once, whatever is resent) while the server does
+		// not answer, rather than left to hold its reservation until the
+		// window ends. A cancel's caller may stop waiting; the batch goes
+		// on.
+		var err error
+		_ = retryBusy(context.Background(), s.patience, func() error {
+			ctx, stop := context.WithTimeout(context.Background(), 2*DefaultTimeout)
+			defer stop()
+			if err = finishScript.Run(ctx, s.rdb, keys, args...).Err(); err != nil {
+				return storeError("settle", err)
+			}
+			return nil
+		})
 		s.failed(err)
 		for _, it := range items {
 			it.err = err
@@ -600,11 +640,21 @@ func num(v any) int64 {
 // the server means the store did not serve.
 func storeError(op string, err error) error {
 	var re redis.Error
-	if errors.As(err, &re) && !transient(re.Error()) {
-		return fmt.Errorf("redisstore: %s: %w", op, err)
+	if errors.As(err, &re) {
+		if !transient(re.Error()) {
+			return fmt.Errorf("redisstore: %s: %w", op, err)
+		}
+		err = busyReply{err}
 	}
 	return &budget.StoreError{Op: op, Err: err}
 }
+
+// busyReply is a server's reply that it cannot serve now: the store is
+// there, and asking again later may succeed (budget.StoreError.Busy).
+type busyReply struct{ error }
+
+func (busyReply) Busy() bool      { return true }
+func (b busyReply) Unwrap() error { return b.error }
 
 // wrap turns errors that mean "the store is not there" into a
 // *budget.StoreError; the end of the caller's own context is not the
@@ -616,11 +666,7 @@ func wrap(ctx context.Context, op string, err error) error {
 	if ctx.Err() != nil {
 		return fmt.Errorf("redisstore: %s: %w", op, ctx.Err())
 	}
-	var re redis.Error
-	if errors.As(err, &re) && !transient(re.Error()) {
-		return fmt.Errorf("redisstore: %s: %w", op, err)
-	}
-	return &budget.StoreError{Op: op, Err: err}
+	return storeError(op, err)
 }
 
 // transient server replies mean the server cannot serve now.

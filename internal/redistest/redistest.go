@@ -76,6 +76,14 @@ func (s *Server) Kill() {
 	_ = s.cmd.Wait()
 }
 
+// Pause stops the server's process (SIGSTOP) until Resume: it takes
+// connections, as the kernel queues them, and answers nothing, as a
+// stalled or starved host does.
+func (s *Server) Pause() error { return s.cmd.Process.Signal(syscall.SIGSTOP) }
+
+// Resume continues a paused server (SIGCONT).
+func (s *Server) Resume() error { return s.cmd.Process.Signal(syscall.SIGCONT) }
+
 var (
 	shared     *Server
 	sharedErr  error
