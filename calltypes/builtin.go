@@ -146,6 +146,7 @@ index is -1 for no element; text at most %d characters, empty when not needed; r
 				},
 			}),
 			Parse:   JSONParser(validateAction),
+			Mend:    JSONMender(mendAction, validateAction),
 			Input:   JSONInput[PickInput]("goal"),
 			Message: Message,
 		},
@@ -241,6 +242,10 @@ func validateAction(a Action) error {
 		if a.Index < 0 {
 			return fmt.Errorf("%s needs the index of an element from the page's elements", a.Kind)
 		}
+	case ActNavigate, ActDone:
+		if a.Index >= 0 {
+			return fmt.Errorf("%s acts on no element: set index -1", a.Kind)
+		}
 	case ActScroll:
 		if a.Text != "up" && a.Text != "down" && !(a.Text == "" && a.Index >= 0) {
 			return fmt.Errorf(`scroll needs text "up" or "down", or the index of an element to scroll to with empty text; got text %q and index %d`, a.Text, a.Index)
@@ -260,6 +265,26 @@ func validateAction(a Action) error {
 		return err
 	}
 	return limit("reason", a.Reason, maxPickReason)
+}
+
+// mendAction clears what a known action's kind gives no meaning, so that
+// a slip there costs no repair request: submit on anything but type, an
+// index on navigate or done. What the action needs and lacks is left for
+// validateAction to refuse; nothing is guessed.
+func mendAction(a *Action) []string {
+	if !slices.Contains(actions, a.Kind) {
+		return nil
+	}
+	var mends []string
+	if a.Submit && a.Kind != ActType {
+		a.Submit = false
+		mends = append(mends, "submit dropped from "+a.Kind)
+	}
+	if a.Index >= 0 && (a.Kind == ActNavigate || a.Kind == ActDone) {
+		mends = append(mends, fmt.Sprintf("index %d dropped from %s", a.Index, a.Kind))
+		a.Index = -1
+	}
+	return mends
 }
 
 func validateVerdict(v Verdict) error {

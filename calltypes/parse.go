@@ -22,24 +22,57 @@ import (
 // the value. The parsed value is a T.
 //
 // Every error is worded for the model, which gets it back once as a repair
-// request.
+// request. JSONMender is its lenient twin, a type's Mend.
 func JSONParser[T any](validate func(T) error) func(string) (any, error) {
 	return func(text string) (any, error) {
-		var v T
-		if err := decodeStrict(text, &v); err != nil {
+		v, err := readJSON(text, nil, validate, nil)
+		if err != nil {
 			return nil, err
-		}
-		if validate != nil {
-			if err := validate(v); err != nil {
-				return nil, err
-			}
 		}
 		return v, nil
 	}
 }
 
-// decodeStrict decodes text into v, a pointer.
-func decodeStrict(text string, v any) error {
+// JSONMender returns a Mend func for answers of type T, the lenient twin
+// of JSONParser[T](validate): an integer written as a JSON string that
+// holds one ("3", " 3 ") is read as that integer, wherever T has an
+// integer; then mend, if not nil, clears what the value holds that
+// cannot mean anything (a field its kind does not use) and says what it
+// cleared; then validate judges the result. Each fix is one short phrase
+// (`index "3" read as 3`). What is wrong in any other way is refused as
+// JSONParser refuses it.
+func JSONMender[T any](mend func(*T) []string, validate func(T) error) func(string) (any, []string, error) {
+	return func(text string) (any, []string, error) {
+		mends := []string{}
+		v, err := readJSON(text, mend, validate, &mends)
+		if err != nil {
+			return nil, nil, err
+		}
+		return v, mends, nil
+	}
+}
+
+// readJSON reads text as a T: strictly when mends is nil, else mending
+// what can be mended and adding each fix to mends.
+func readJSON[T any](text string, mend func(*T) []string, validate func(T) error, mends *[]string) (T, error) {
+	var v T
+	if err := decode(text, &v, mends); err != nil {
+		return v, err
+	}
+	if mends != nil && mend != nil {
+		*mends = append(*mends, mend(&v)...)
+	}
+	if validate != nil {
+		if err := validate(v); err != nil {
+			return v, err
+		}
+	}
+	return v, nil
+}
+
+// decode decodes text into v, a pointer, strictly; with mends set, an
+// integer written as a string is read first (intsFromStrings).
+func decode(text string, v any, mends *[]string) error {
 	if strings.Trim(text, jsonSpace) == "" {
 		return errors.New("the answer is empty: reply with one JSON object that matches the schema")
 	}
@@ -61,7 +94,11 @@ func decodeStrict(text string, v any) error {
 		off := end + int64(len(rest)-len(trimmed))
 		return fmt.Errorf("the answer goes on after its JSON value ends at byte %d, near %s: reply with one JSON object and nothing before or after it", end, near(text, off))
 	}
-	if err := checkShape(raw, reflect.TypeOf(v).Elem(), ""); err != nil {
+	t := reflect.TypeOf(v).Elem()
+	if mends != nil {
+		raw = intsFromStrings(raw, t, "", mends)
+	}
+	if err := checkShape(raw, t, ""); err != nil {
 		return err
 	}
 	d := json.NewDecoder(bytes.NewReader(raw))
@@ -220,6 +257,108 @@ func checkScalar(raw json.RawMessage, t reflect.Type, path string) error {
 		return fmt.Errorf("%s is %s; it must be a whole number (no fraction or exponent) from %s", where(path), v, rangeOf(t))
 	}
 	return nil
+}
+
+// intsFromStrings rewrites in raw each JSON string that holds a whole
+// number where t has an integer, as that number, and adds the fix to
+// mends: "3" can mean nothing but 3. A string that holds anything else
+// ("three", "3.5", a number t cannot hold) is left for checkShape to
+// refuse; so is everything that is not such a string.
+func intsFromStrings(raw json.RawMessage, t reflect.Type, path string, mends *[]string) json.RawMessage {
+	switch t.Kind() {
+	case reflect.Interface:
+		return raw
+	case reflect.Pointer:
+		return intsFromStrings(raw, t.Elem(), path, mends)
+	}
+	if t.Implements(jsonUnmarshaler) || reflect.PointerTo(t).Implements(jsonUnmarshaler) ||
+		t.Implements(textUnmarshaler) || reflect.PointerTo(t).Implements(textUnmarshaler) {
+		return raw
+	}
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		var s string
+		if json.Unmarshal(raw, &s) != nil {
+			return raw
+		}
+		n, ok := wholeNumber(strings.TrimSpace(s), t)
+		if !ok {
+			return raw
+		}
+		at := path
+		if at == "" {
+			at = "the answer"
+		}
+		*mends = append(*mends, fmt.Sprintf("%s %q read as %s", at, s, n))
+		return json.RawMessage(n)
+	case reflect.Struct, reflect.Map:
+		var obj map[string]json.RawMessage
+		if json.Unmarshal(raw, &obj) != nil || obj == nil {
+			return raw
+		}
+		fields := map[string]reflect.Type{}
+		if t.Kind() == reflect.Struct {
+			for _, f := range jsonFields(t) {
+				fields[f.name] = f.typ
+			}
+		}
+		changed := false
+		for _, k := range sortedKeys(obj) {
+			et, ok := fields[k]
+			if t.Kind() == reflect.Map {
+				et, ok = t.Elem(), true
+			}
+			if !ok {
+				continue // checkShape refuses it
+			}
+			if v := intsFromStrings(obj[k], et, join(path, k), mends); !bytes.Equal(v, obj[k]) {
+				obj[k], changed = v, true
+			}
+		}
+		if changed {
+			return remarshal(raw, obj)
+		}
+	case reflect.Slice, reflect.Array:
+		if t.Elem().Kind() == reflect.Uint8 {
+			return raw // bytes are a base64 string
+		}
+		var items []json.RawMessage
+		if json.Unmarshal(raw, &items) != nil {
+			return raw
+		}
+		changed := false
+		for i, item := range items {
+			if v := intsFromStrings(item, t.Elem(), fmt.Sprintf("%s[%d]", path, i), mends); !bytes.Equal(v, item) {
+				items[i], changed = v, true
+			}
+		}
+		if changed {
+			return remarshal(raw, items)
+		}
+	}
+	return raw
+}
+
+// wholeNumber is s written as JSON writes a number of type t, if s is
+// one in t's range.
+func wholeNumber(s string, t reflect.Type) (string, bool) {
+	switch t.Kind() {
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		u, err := strconv.ParseUint(s, 10, t.Bits())
+		return strconv.FormatUint(u, 10), err == nil
+	}
+	i, err := strconv.ParseInt(s, 10, t.Bits())
+	return strconv.FormatInt(i, 10), err == nil
+}
+
+// remarshal is v written as JSON, or raw when it cannot be.
+func remarshal(raw json.RawMessage, v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return raw
+	}
+	return b
 }
 
 // rangeOf is the span of integers t holds, in words.

@@ -78,6 +78,9 @@ func TestParseRefusals(t *testing.T) {
 		{ClickPick, `{"action":"click","index":-1,"text":"","submit":false,"reason":""}`, "click needs the index of an element"},
 		{ClickPick, `{"action":"select","index":-1,"text":"Blue","submit":false,"reason":""}`, "select needs the index"},
 		{ClickPick, `{"action":"done","index":-7,"text":"","submit":false,"reason":""}`, "index -7 is not an element"},
+		{ClickPick, `{"action":"done","index":0,"text":"","submit":false,"reason":""}`, "done acts on no element: set index -1"},
+		{ClickPick, `{"action":"navigate","index":2,"text":"https://shop.example/","submit":false,"reason":""}`, "navigate acts on no element: set index -1"},
+		{ClickPick, `{"action":"click","index":0,"text":"","submit":true,"reason":""}`, "submit belongs to type; set it false for click"},
 		{ClickPick, `{"action":"type","index":4,"text":" ","submit":false,"reason":""}`, "type needs text: what to type"},
 		{ClickPick, `{"action":"navigate","index":-1,"text":"","submit":false,"reason":""}`, "navigate needs text: the URL to open"},
 		{ClickPick, `{"action":"scroll","index":-1,"text":"left","submit":false,"reason":""}`, `scroll needs text "up" or "down"`},
@@ -168,6 +171,9 @@ func FuzzParse(f *testing.F) {
 		`{"action":"type","index":1,"text":"\xff\xfe","submit":false,"reason":"","action":"done"}`,
 		`{"steps":["a"]} `,
 		`null`,
+		`{"action":"click","index":0,"text":"","submit":true,"reason":"the first result matches"}`,
+		`{"action":"done","index":" 4","text":"","submit":true,"reason":""}`,
+		`{"action":"navigate","index":"+2","text":"https://a.example/","submit":false,"reason":""}`,
 	} {
 		f.Add(s)
 	}
@@ -175,6 +181,9 @@ func FuzzParse(f *testing.F) {
 	f.Fuzz(func(t *testing.T, text string) {
 		for _, ty := range types {
 			v, err := ty.Parse(text)
+			if ty.Mend != nil {
+				fuzzMend(t, ty, text, v, err)
+			}
 			if err != nil {
 				if err.Error() == "" {
 					t.Fatalf("%s: an empty error for %q", ty.Name, text)
@@ -194,4 +203,32 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+// fuzzMend checks Mend against what Parse made of text (v, err): an
+// answer Parse takes, Mend takes the same with no fixes; one it mends
+// comes with its fixes, and its value, written again, is one Parse takes
+// as it is.
+func fuzzMend(t *testing.T, ty Type, text string, v any, err error) {
+	t.Helper()
+	mv, mends, merr := ty.Mend(text)
+	switch {
+	case err == nil && (merr != nil || len(mends) != 0 || !reflect.DeepEqual(mv, v)):
+		t.Fatalf("%s: Parse took %q as %#v, Mend gives %#v %q %v", ty.Name, text, v, mv, mends, merr)
+	case merr != nil:
+		if merr.Error() == "" {
+			t.Fatalf("%s: Mend gives an empty error for %q", ty.Name, text)
+		}
+		return
+	case err != nil && len(mends) == 0:
+		t.Fatalf("%s: Mend took %q, which Parse refused (%v), and names no fix", ty.Name, text, err)
+	}
+	again, jerr := json.Marshal(mv)
+	if jerr != nil {
+		t.Fatalf("%s: %#v mended from %q does not marshal: %v", ty.Name, mv, text, jerr)
+	}
+	v2, perr := ty.Parse(string(again))
+	if perr != nil || !reflect.DeepEqual(v2, mv) {
+		t.Fatalf("%s: %q mended (%q) to %s, which Parse reads as %#v, %v", ty.Name, text, mends, again, v2, perr)
+	}
 }

@@ -73,6 +73,16 @@ type Type struct {
 	// what is wrong in words a model can act on (it is sent back once as a
 	// repair request).
 	Parse func(text string) (any, error)
+	// Mend, when set, is asked about an answer Parse refused: when the
+	// fault is a slip it can fix without guessing (a field the answer's
+	// kind gives no meaning, a number written as a string), it returns
+	// the value fixed and the fixes, a short phrase each. The caller
+	// takes such an answer, counts it as mended and sends no repair
+	// request; one Mend refuses too gets the repair request, with Mend's
+	// error (what is still wrong once the slips are fixed). nil: every
+	// answer Parse refuses gets it. JSONMender builds one to go with
+	// JSONParser.
+	Mend func(text string) (value any, mends []string, err error)
 	// Input, when set, checks a call's input (as JSON) before anything
 	// is reserved or sent; its error should be an *InputError naming the
 	// field. JSONInput gives one; nil accepts any input.
