@@ -31,6 +31,12 @@ type Report struct {
 	ReasoningTokens int64  `json:"reasoning_tokens,omitempty"`
 	// Fallback is set when the fallback pool served the call.
 	Fallback bool `json:"fallback,omitempty"`
+	// Repaired is set when the answer was read after a repair request
+	// (one of the Retries). Mends are the slips the type mended in the
+	// answer it read ("submit dropped from click"); with no repair
+	// request, they are why none was sent.
+	Repaired bool     `json:"repaired,omitempty"`
+	Mends    []string `json:"mends,omitempty"`
 }
 
 // add folds another request of the same call into r.

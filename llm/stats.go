@@ -11,15 +11,20 @@ type TypeStats struct {
 	ReasoningTruncatedBy map[string]int64 `json:"reasoning_truncated_by,omitempty"`
 	// Fallback counts the calls the fallback pool served: Warm of them by
 	// the share sent there on purpose, the rest because the primary pool
-	// could not serve them in time. FallbackRepaired and FallbackInvalid
-	// are the repairs and failures among them, so a schema the fallback
-	// model handles worse shows as a count, not as drift.
+	// could not serve them in time. FallbackMended, FallbackRepaired and
+	// FallbackInvalid are the mends, repairs and failures among them, so
+	// a schema the fallback model handles worse shows as a count, not as
+	// drift.
 	Fallback         int64 `json:"fallback,omitempty"`
 	FallbackWarm     int64 `json:"fallback_warm,omitempty"`
+	FallbackMended   int64 `json:"fallback_mended,omitempty"`
 	FallbackRepaired int64 `json:"fallback_repaired,omitempty"`
 	FallbackInvalid  int64 `json:"fallback_invalid,omitempty"`
-	Repaired         int64 `json:"repaired"` // invalid answers fixed by one repair request
-	Invalid          int64 `json:"invalid"`  // answers still invalid after it
+	// Mended counts the answers the parser refused for a slip the type
+	// mended (calltypes.Type.Mend): read with no repair request sent.
+	Mended   int64 `json:"mended"`
+	Repaired int64 `json:"repaired"` // invalid answers fixed by one repair request
+	Invalid  int64 `json:"invalid"`  // answers still invalid after it
 	// TokensReserved is what the type's calls charged the budget, and
 	// TokensUsed what they used: their ratio is the reservation error, the
 	// throughput an oversized cap throws away.
