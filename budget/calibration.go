@@ -42,6 +42,11 @@ type Calibration struct {
 	// pacing allows for their sum in every window.
 	Lag   time.Duration `json:"lag,omitempty"`
 	Extra time.Duration `json:"extra,omitempty"`
+	// Readings counts the lag readings folded in, and Seen is the
+	// highest of them while there are fewer than minLagReadings: until
+	// then the pacing keeps the cold allowance, a margin no one measured.
+	Readings int           `json:"readings,omitempty"`
+	Seen     time.Duration `json:"seen,omitempty"`
 	// Open is the fleet's pairs of the token window being read.
 	Open Fit `json:"open"`
 	// Sliding is set once a window's answers showed Azure's token window
@@ -154,7 +159,16 @@ const (
 	DefaultSafetyFloor = 0.03
 	// DefaultColdLag paces a deployment no call has measured yet: an
 	// admission may reach the server this much later than the one before.
-	DefaultColdLag = 50 * time.Millisecond
+	// It is a margin on the request windows for a fleet's first seconds,
+	// when every container starts at once on hosts too busy to send what
+	// they reserved on time: the 1 s window admits two thirds of its
+	// limit, the 10 s one 95%. It costs time only where requests, not
+	// tokens, bind, and only until minLagReadings calls have measured the
+	// lag, which then replaces it.
+	DefaultColdLag = 500 * time.Millisecond
+	// minLagReadings is how many readings of the lag the cold allowance
+	// waits for before it gives way to what they measured.
+	minLagReadings = 3
 	// tightenStep is the factor the safety share is multiplied by each
 	// quiet window: 0.15 reaches 0.03 in four.
 	tightenStep = 0.6
@@ -238,9 +252,11 @@ func (c Calibration) lag(p CalibrationPolicy) time.Duration {
 //     Sliding (and widen).
 //   - Once a window without widening, with enough answers behind the
 //     ratio, the safety share comes down a step toward the floor.
-//   - The measured lag rises at once to any lag seen and otherwise halves
-//     its excess over what is seen once a minute (it starts at the cold
-//     allowance); a requests 429 doubles the extra allowance (at least a
+//   - The lag allowance starts at the cold one, a margin, and keeps it
+//     until minLagReadings readings have measured the lag; it then drops
+//     at once to the highest of them. From there it rises at once to any
+//     lag seen and otherwise halves its excess over what is seen once a
+//     minute. A requests 429 doubles the extra allowance (at least a
 //     tenth of the 1 s window, at most all of it, once per 1 s window),
 //     which halves every ten minutes.
 func (c Calibration) Apply(r Reading, limit int64, p CalibrationPolicy, now time.Time) Calibration {
@@ -278,12 +294,25 @@ func (c Calibration) Apply(r Reading, limit int64, p CalibrationPolicy, now time
 	// Lag belongs to machines and networks, not to the window's length:
 	// it fades by the clock even when the window is compressed.
 	lag, extra := c.lag(p), c.Extra
-	if since := now.Sub(c.Updated); !c.Updated.IsZero() && since > 0 {
-		if r.Lag > 0 {
+	since := now.Sub(c.Updated)
+	switch {
+	case r.Lag <= 0:
+	case c.Readings < minLagReadings:
+		// The cold margin holds until enough calls have measured the
+		// lag; then it gives way at once to the highest they saw.
+		c.Readings++
+		c.Seen = max(c.Seen, r.Lag)
+		if c.Readings == minLagReadings {
+			lag, c.Seen = c.Seen, 0
+		}
+	default:
+		if !c.Updated.IsZero() && since > 0 {
 			// Halve the excess over what is seen once a minute.
 			f := math.Exp2(-float64(since) / float64(lagHalfLife))
 			lag = r.Lag + time.Duration(float64(max(0, lag-r.Lag))*f)
 		}
+	}
+	if !c.Updated.IsZero() && since > 0 {
 		// What a 429 taught fades ten times slower: it was not measured,
 		// so nothing else can show it is past.
 		extra = time.Duration(float64(extra) * math.Exp2(-float64(since)/float64(10*lagHalfLife)))

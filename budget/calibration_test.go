@@ -154,19 +154,32 @@ func TestCalibrationPacingAllowance(t *testing.T) {
 	if got := c.Allowance(p); got != budget.DefaultColdLag {
 		t.Errorf("cold allowance %v, want %v", got, budget.DefaultColdLag)
 	}
-	c = c.Apply(budget.Reading{Lag: 2 * time.Millisecond}, limit, p, t0)
-	if got := c.Allowance(p); got != budget.DefaultColdLag {
-		t.Errorf("one reading below the cold allowance moved it at once to %v", got)
+	// The cold margin holds through the first readings, however short
+	// the lag they measured, then gives way at once to the highest.
+	for i, lag := range []time.Duration{2, 6, 4} {
+		if got := c.Allowance(p); got != budget.DefaultColdLag {
+			t.Errorf("after %d readings: %v, want the cold allowance", i, got)
+		}
+		c = c.Apply(budget.Reading{Lag: lag * time.Millisecond}, limit, p, t0.Add(time.Duration(i)*time.Second))
 	}
-	// The excess over what is seen halves once a minute.
-	c = c.Apply(budget.Reading{Lag: 2 * time.Millisecond}, limit, p, t0.Add(time.Minute))
-	if got, want := c.Allowance(p), 26*time.Millisecond; got != want {
-		t.Errorf("a window later: %v, want %v", got, want)
+	if got := c.Allowance(p); got != 6*time.Millisecond {
+		t.Errorf("after three readings: %v, want the highest of them, 6ms", got)
 	}
 	// A longer lag is taken at once.
-	c = c.Apply(budget.Reading{Lag: 80 * time.Millisecond}, limit, p, t0.Add(61*time.Second))
+	c = c.Apply(budget.Reading{Lag: 80 * time.Millisecond}, limit, p, t0.Add(3*time.Second))
 	if got := c.Allowance(p); got != 80*time.Millisecond {
 		t.Errorf("after an 80 ms lag: %v", got)
+	}
+	// The excess over what is seen halves once a minute.
+	c = c.Apply(budget.Reading{Lag: 2 * time.Millisecond}, limit, p, t0.Add(63*time.Second))
+	if got, want := c.Allowance(p), 41*time.Millisecond; got != want {
+		t.Errorf("a window later: %v, want %v", got, want)
+	}
+	// A cold lag longer than the margin is taken at once too.
+	var hot budget.Calibration
+	hot = hot.Apply(budget.Reading{Lag: 2 * time.Second}, limit, p, t0)
+	if got := hot.Allowance(p); got != 2*time.Second {
+		t.Errorf("a first reading of 2 s: %v", got)
 	}
 	// A requests 429 adds what no client can time, once per 1 s window,
 	// doubling, never past the window.
