@@ -190,6 +190,10 @@ func (d Deployment) check(f string, pools map[string]bool, bad errorf) error {
 		return bad(f+".dispatch_delay", "must not be negative")
 	case !(d.DispatchJitter >= 0 && d.DispatchJitter <= 1):
 		return bad(f+".dispatch_jitter", "%v must be between 0 and 1", d.DispatchJitter)
+	case !(d.DispatchTail >= 0 && d.DispatchTail <= 3):
+		return bad(f+".dispatch_tail", "%v must be between 0 and 3 (the spread of a lognormal: 1 puts the 99th percentile at 10 times the median)", d.DispatchTail)
+	case d.DispatchMax < 0:
+		return bad(f+".dispatch_max", "must not be negative")
 	}
 	for i, a := range d.Adjustments {
 		af := fmt.Sprintf("%s.adjustments[%d]", f, i)

@@ -330,14 +330,22 @@ func (s *Sim) latency(d *deployment, n int64) time.Duration {
 
 // dispatchDelay is how long a call to d waits before the server counts it.
 func (s *Sim) dispatchDelay(d *deployment) time.Duration {
-	base, jitter := d.cfg.DispatchDelay, d.cfg.DispatchJitter
-	if base <= 0 || jitter <= 0 {
+	base, jitter, tail := d.cfg.DispatchDelay, d.cfg.DispatchJitter, d.cfg.DispatchTail
+	switch {
+	case base <= 0:
 		return base
+	case tail > 0:
+		s.mu.Lock()
+		z := s.rng.NormFloat64()
+		s.mu.Unlock()
+		return min(cmp.Or(d.cfg.DispatchMax, 20*base), time.Duration(float64(base)*math.Exp(tail*z)))
+	case jitter > 0:
+		s.mu.Lock()
+		j := (s.rng.Float64()*2 - 1) * jitter
+		s.mu.Unlock()
+		return time.Duration(float64(base) * (1 + j))
 	}
-	s.mu.Lock()
-	j := (s.rng.Float64()*2 - 1) * jitter
-	s.mu.Unlock()
-	return time.Duration(float64(base) * (1 + j))
+	return base
 }
 
 // ErrNoDeployment is returned by Adjust for an unknown deployment.
