@@ -32,6 +32,8 @@ func TestParseConfigErrorsNameFileLineAndField(t *testing.T) {
 		{"deployments:\n  - name: a\n    tpm: 1\n    dispatch_delay: -5ms\n", "sim.yaml:4: deployments[0].dispatch_delay: must not be negative"},
 		{"deployments:\n  - name: a\n    tpm: 1\n    dispatch_delay: soon\n", `invalid duration "soon"`},
 		{"deployments:\n  - name: a\n    tpm: 1\n    dispatch_jitter: 2\n", "sim.yaml:4: deployments[0].dispatch_jitter: 2 must be between 0 and 1"},
+		{"deployments:\n  - name: a\n    tpm: 1\n    dispatch_tail: 5\n", "sim.yaml:4: deployments[0].dispatch_tail: 5 must be between 0 and 3"},
+		{"deployments:\n  - name: a\n    tpm: 1\n    dispatch_max: -1s\n", "sim.yaml:4: deployments[0].dispatch_max: must not be negative"},
 		{"pools: [{name: p, tpm: 9}]\ndeployments:\n  - {name: a, tpm: 1, pool: p, request_windows: sliding}\n  - {name: b, tpm: 1, pool: p}\n",
 			`sim.yaml:4: deployments[1].request_windows: deployment "b" shares quota pool "p" with "a", which counts its request windows sliding`},
 		{"deployments:\n  - {name: a, tpm: 1, subscription: s, region: r, token_window: sliding}\n  - name: b\n    tpm: 1\n    subscription: s\n    region: r\n    token_window: fixed\n",
