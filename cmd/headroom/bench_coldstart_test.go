@@ -28,6 +28,9 @@ func TestBenchColdstart(t *testing.T) {
 		if row.Succeeded != row.Processes {
 			t.Errorf("%s: %d of %d calls answered", row.Mode, row.Succeeded, row.Processes)
 		}
+		if row.AdmitMS <= 0 || row.AdmitMS > row.WallMS {
+			t.Errorf("%s: the calls were admitted over %d ms of a %d ms run", row.Mode, row.AdmitMS, row.WallMS)
+		}
 		if row.WallMS < row.FloorMS {
 			t.Errorf("%s: wall %d ms under the windows' floor of %d ms", row.Mode, row.WallMS, row.FloorMS)
 		}

@@ -249,6 +249,10 @@ func (s *Sim) admit(d *deployment, estimate int64, now time.Time) (*ticket, *ref
 		t.poolRef = d.pool.charge(cost)
 	}
 	d.stats.Accepted++
+	if d.stats.FirstAccepted.IsZero() {
+		d.stats.FirstAccepted = now
+	}
+	d.stats.LastAccepted = now
 	d.stats.TokensCharged += cost
 	d.stats.TokensEstimated += estimate
 	return t, nil, s.stateLocked(d, now)

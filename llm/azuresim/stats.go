@@ -29,6 +29,10 @@ type Stats struct {
 	TokensRefunded   int64 `json:"tokens_refunded"`
 	PromptTokens     int64 `json:"prompt_tokens"`
 	CompletionTokens int64 `json:"completion_tokens"`
+	// FirstAccepted and LastAccepted are when the first and the last call
+	// accepted were counted: the span the deployment took to admit them.
+	FirstAccepted time.Time `json:"first_accepted,omitzero"`
+	LastAccepted  time.Time `json:"last_accepted,omitzero"`
 }
 
 // ByCause counts 429s by the rule that refused.
