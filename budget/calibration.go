@@ -149,7 +149,7 @@ type CalibrationPolicy struct {
 	// what is measured once a window.
 	Window time.Duration
 	// ColdLag is the pacing allowance before anything is measured
-	// (DefaultColdLag).
+	// (DefaultColdLag, scaled with a compressed Window).
 	ColdLag time.Duration
 }
 
@@ -200,7 +200,8 @@ func (p CalibrationPolicy) defaults() CalibrationPolicy {
 		p.Window = DefaultWindow
 	}
 	if p.ColdLag <= 0 {
-		p.ColdLag = DefaultColdLag
+		// The same share of a compressed window's 1 s request window.
+		p.ColdLag = time.Duration(float64(DefaultColdLag) * float64(p.Window) / float64(DefaultWindow))
 	}
 	return p
 }
