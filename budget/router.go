@@ -247,6 +247,26 @@ const DefaultStorePatience = 30 * time.Second
 // waits at most that long past its return.
 const maxStoreWait = time.Second
 
+// WaitToAskAgain waits before asking a store that did not answer for
+// the try-th time (from 1): 50 ms, then twice as long each time up to
+// maxStoreWait. It reports false, at once, when that wait would pass
+// giveUp, and when ctx ends meanwhile: the last failure is then the
+// answer. The router and the store drivers ask again at this pace.
+func WaitToAskAgain(ctx context.Context, try int, giveUp time.Time) bool {
+	wait := min(maxStoreWait, time.Duration(25<<min(max(try, 1), 6))*time.Millisecond)
+	if time.Until(giveUp) <= wait {
+		return false
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
 // persist runs f, a round trip to the store that may be asked again
 // (every ask carries the same id), until it succeeds or is refused; a
 // refusal is an answer, not a failure. A busy store (one that did not
@@ -266,18 +286,8 @@ func (r *Router) persist(ctx context.Context, f func() error) error {
 	}
 	var err, storeErr error // the last failure, and the store's last
 	for try, refused := 0, 0; ; try++ {
-		if try > 0 {
-			wait := min(maxStoreWait, time.Duration(25<<min(try, 6))*time.Millisecond)
-			if time.Until(giveUp) <= wait {
-				return err
-			}
-			t := time.NewTimer(wait)
-			select {
-			case <-t.C:
-			case <-ctx.Done():
-				t.Stop()
-				return err
-			}
+		if try > 0 && !WaitToAskAgain(ctx, try, giveUp) {
+			return err
 		}
 		err = f()
 		var ref *Refusal

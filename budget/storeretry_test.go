@@ -26,6 +26,12 @@ func ownRedis(t *testing.T) (*redistest.Server, *budget.Router) {
 		t.Skipf("cannot start a redis-server of its own: %v", err)
 	}
 	t.Cleanup(srv.Kill)
+	return srv, router(t, openStore(t, srv), config(t, "", "a:100000"))
+}
+
+// openStore opens a store on srv, closed when the test ends.
+func openStore(t *testing.T, srv *redistest.Server) budget.Store {
+	t.Helper()
 	rdb, err := redisstore.Dial(srv.URL(), 0)
 	if err != nil {
 		t.Fatal(err)
@@ -35,7 +41,7 @@ func ownRedis(t *testing.T) (*redistest.Server, *budget.Router) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
-	return srv, router(t, store, config(t, "", "a:100000"))
+	return store
 }
 
 // stall keeps the single-threaded server busy for d, as a loaded machine
@@ -208,15 +214,7 @@ func TestAFiveSecondStallAtStartUpLosesNoCall(t *testing.T) {
 // lost.
 func TestAFiveSecondStallMidCallLosesNoCall(t *testing.T) {
 	srv, _ := ownRedis(t)
-	rdb, err := redisstore.Dial(srv.URL(), 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	store, err := redisstore.New(bg, redisstore.Options{Client: rdb})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
+	store := openStore(t, srv)
 	r := router(t, store, config(t, "", "a:600000"))
 	var sent atomic.Int64
 	reserved := make(chan struct{}, 20)

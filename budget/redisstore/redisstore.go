@@ -224,29 +224,18 @@ func New(ctx context.Context, o Options) (*Store, error) {
 const DefaultPatience = 30 * time.Second
 
 // retryBusy runs f until it succeeds or fails with anything but a busy
-// store (budget.StoreError.Busy), waiting 50 ms, then twice as long each
-// time up to a second; it gives up after patience (DefaultPatience when
+// store (budget.StoreError.Busy), at budget.WaitToAskAgain's pace; it
+// gives up after patience (DefaultPatience when
 // zero), or at ctx's deadline when that comes first.
 func retryBusy(ctx context.Context, patience time.Duration, f func() error) error {
 	giveUp := time.Now().Add(cmp.Or(patience, DefaultPatience))
 	if dl, ok := ctx.Deadline(); ok && dl.Before(giveUp) {
 		giveUp = dl
 	}
-	for try := 0; ; try++ {
+	for try := 1; ; try++ {
 		err := f()
 		var se *budget.StoreError
-		if err == nil || ctx.Err() != nil || !errors.As(err, &se) || !se.Busy() {
-			return err
-		}
-		wait := min(time.Second, time.Duration(50<<min(try, 5))*time.Millisecond)
-		if time.Until(giveUp) <= wait {
-			return err
-		}
-		t := time.NewTimer(wait)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
+		if err == nil || ctx.Err() != nil || !errors.As(err, &se) || !se.Busy() || !budget.WaitToAskAgain(ctx, try, giveUp) {
 			return err
 		}
 	}
