@@ -211,3 +211,18 @@ func TestReportRenders(t *testing.T) {
 		}
 	}
 }
+
+// The run's totals count the answers the parser refused once each, by
+// what came of them: a repaired answer that was also mended is repaired.
+func TestTotalsCountRefusedAnswers(t *testing.T) {
+	r := &runner{t: &Task{}}
+	r.res.Calls = []llm.Report{{Type: "plan"}, {Type: "summarize", Mends: []string{"a slip"}}}
+	r.res.Steps = []Step{
+		{Calls: []llm.Report{{Type: "click-pick", Repaired: true, Mends: []string{"a slip"}}, {Type: "yes-no"}}},
+		{Calls: []llm.Report{{Type: "click-pick", Retries: 1, Invalid: true}}},
+	}
+	r.total()
+	if got := r.res.Totals; got.Calls != 5 || got.Mended != 1 || got.Repaired != 1 || got.Invalid != 1 || got.Retries != 1 {
+		t.Errorf("totals %+v: want 5 calls, 1 mended, 1 repaired, 1 invalid, 1 retry", got)
+	}
+}

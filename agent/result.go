@@ -107,6 +107,12 @@ type Totals struct {
 	ElapsedMS      int64 `json:"elapsed_ms"`
 	Retries        int   `json:"retries"`
 	RateLimited    int   `json:"rate_limited"`
+	// Mended, Repaired and Invalid count the calls whose answer the parser
+	// refused: read once their type mended a slip, read after a repair
+	// request, and still refused after it (the call failed).
+	Mended   int `json:"mended,omitempty"`
+	Repaired int `json:"repaired,omitempty"`
+	Invalid  int `json:"invalid,omitempty"`
 	// TokenBudget is the task's, for comparison; 0 when it set none.
 	TokenBudget int64 `json:"token_budget,omitempty"`
 	// PeakRSSMB and ChromePeakRSSMB are the peak memory of the process

@@ -288,6 +288,17 @@ func (r *runner) total() {
 		PromptTokens: c.PromptTokens, TokensReserved: c.TokensReserved, TokensUsed: c.TokensUsed,
 		ModelMS: c.LatencyMS, Retries: c.Retries, RateLimited: c.RateLimited,
 	}
+	for _, rep := range all {
+		t := &r.res.Totals
+		switch {
+		case rep.Invalid:
+			t.Invalid++
+		case rep.Repaired:
+			t.Repaired++
+		case len(rep.Mends) > 0:
+			t.Mended++
+		}
+	}
 }
 
 // classify turns what stopped a run into its status.

@@ -94,7 +94,7 @@ func TestWhatCannotBeMendedIsRepairedOrRefused(t *testing.T) {
 	sc := scriptedCaller(t, unfit)
 	_, rep, err := sc.Call(context.Background(), calltypes.ClickPick, asJSON(inputs[calltypes.ClickPick]), CallOptions{})
 	var inv *InvalidOutputError
-	if !errors.As(err, &inv) || len(sc.bodies) != 2 || rep.Mends != nil || rep.Repaired {
+	if !errors.As(err, &inv) || len(sc.bodies) != 2 || rep.Mends != nil || rep.Repaired || !rep.Invalid {
 		t.Fatalf("%v after %d requests, report %+v", err, len(sc.bodies), rep)
 	}
 	msgs := sc.bodies[1]["messages"].([]any)

@@ -75,6 +75,7 @@ func (c *Caller) parse(ctx context.Context, req *request, text string, o CallOpt
 		}
 	})
 	if err != nil {
+		rep.Invalid = true
 		return parsed{}, &InvalidOutputError{Type: req.t.Name, Text: text, Err: err}
 	}
 	rep.Repaired, rep.Mends = true, p.mends

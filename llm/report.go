@@ -34,9 +34,12 @@ type Report struct {
 	// Repaired is set when the answer was read after a repair request
 	// (one of the Retries). Mends are the slips the type mended in the
 	// answer it read ("submit dropped from click"); with no repair
-	// request, they are why none was sent.
+	// request, they are why none was sent. Invalid is set when the answer
+	// was still refused after the repair request: the call failed with an
+	// *InvalidOutputError.
 	Repaired bool     `json:"repaired,omitempty"`
 	Mends    []string `json:"mends,omitempty"`
+	Invalid  bool     `json:"invalid,omitempty"`
 }
 
 // add folds another request of the same call into r.

@@ -100,8 +100,10 @@ func (e *EMF) Flush(ctx context.Context) error {
 	sortTypes(types)
 	for _, t := range types {
 		vals := map[string]any{"call_type": t.Name, "Calls": t.Calls, "TokensReserved": t.TokensReserved,
-			"TokensUsed": t.TokensUsed, "ReservationError": t.ReservationError()}
-		units := map[string]string{"Calls": "Count", "TokensReserved": "Count", "TokensUsed": "Count", "ReservationError": "None"}
+			"TokensUsed": t.TokensUsed, "ReservationError": t.ReservationError(),
+			"Mended": t.Mended, "Repaired": t.Repaired, "Invalid": t.Invalid}
+		units := map[string]string{"Calls": "Count", "TokensReserved": "Count", "TokensUsed": "Count", "ReservationError": "None",
+			"Mended": "Count", "Repaired": "Count", "Invalid": "Count"}
 		lines = append(lines, line(v.At, []string{"call_type"}, vals, units))
 	}
 	fleet := map[string]any{"HeadroomSpread": v.Spread, "FleetReservedTokens": v.ReservedTokens}

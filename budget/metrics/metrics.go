@@ -17,6 +17,10 @@ type Type struct {
 	Calls          int64
 	TokensReserved int64
 	TokensUsed     int64
+	// Mended, Repaired and Invalid count the answers the parser refused:
+	// read once the type mended a slip, read after a repair request, and
+	// still refused after it. A rise says the prompt or the model drifted.
+	Mended, Repaired, Invalid int64
 }
 
 // ReservationError is what the type's calls charged over what they used:

@@ -106,7 +106,7 @@ func view() metrics.View {
 				{Name: "west", ConfiguredTPM: 50000, EffectiveTPM: 50000, RPM: 300, Reserved: 5000, ReservedFraction: 0.1, RateLimited: map[budget.Cause]int64{}},
 			},
 		},
-		Types: []metrics.Type{{Name: "click-pick", Calls: 10, TokensReserved: 12000, TokensUsed: 3000}},
+		Types: []metrics.Type{{Name: "click-pick", Calls: 10, TokensReserved: 12000, TokensUsed: 3000, Mended: 2, Repaired: 1}},
 	}
 }
 
@@ -199,8 +199,10 @@ func TestEMFLinesFollowTheSpecification(t *testing.T) {
 			t.Errorf("east %s = %v, want %s", k, got, want)
 		}
 	}
-	if got := byDim["call_type"][0]["ReservationError"]; got.(json.Number).String() != "4" {
-		t.Errorf("click-pick's reservation error %v, want 4", got)
+	for k, want := range map[string]string{"ReservationError": "4", "Mended": "2", "Repaired": "1", "Invalid": "0"} {
+		if got := byDim["call_type"][0][k]; got == nil || got.(json.Number).String() != want {
+			t.Errorf("click-pick's %s = %v, want %s", k, got, want)
+		}
 	}
 	f := byDim[""][0]
 	for k, want := range map[string]string{"ActiveAgents": "12", "FleetReservedTokens": "60000", "HeadroomSpread": "0.4", "ShedBackground": "3", "ShedInteractive": "0"} {
@@ -272,6 +274,9 @@ func TestPrometheusSeriesPerDeployment(t *testing.T) {
 		`headroom_active_agents 12`,
 		`headroom_headroom_spread_ratio 0.4`,
 		`headroom_shed_total{priority="background"} 3`,
+		`headroom_answers_refused_total{call_type="click-pick",outcome="mended"} 2`,
+		`headroom_answers_refused_total{call_type="click-pick",outcome="repaired"} 1`,
+		`headroom_answers_refused_total{call_type="click-pick",outcome="invalid"} 0`,
 		`headroom_reservation_error_ratio{call_type="click-pick"} 4`,
 	} {
 		if !strings.Contains(string(body), want) {

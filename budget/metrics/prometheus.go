@@ -47,13 +47,14 @@ var (
 	descTypeReserved  = prometheus.NewDesc("headroom_tokens_reserved_total", "Tokens this process's calls charged the budget, by call type.", []string{"call_type"}, nil)
 	descTypeUsed      = prometheus.NewDesc("headroom_tokens_used_total", "Tokens this process's calls used, by call type.", []string{"call_type"}, nil)
 	descTypeError     = prometheus.NewDesc("headroom_reservation_error_ratio", "Tokens charged over tokens used, by call type.", []string{"call_type"}, nil)
+	descTypeAnswers   = prometheus.NewDesc("headroom_answers_refused_total", "Answers the parser refused, by call type and what came of them: mended (a slip fixed without a request), repaired (read after one repair request), invalid (refused after it).", []string{"call_type", "outcome"}, nil)
 )
 
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descReserved, descReservedRatio, descLimit, descRPM, descUtil, descRequests, descBreaker,
 		descLimited, descFleetLimited, descAnswered, descSpread, descFleetReserved, descAgents, descShed,
 		descModelRatio, descModelMargin, descModelSafety, descModelPacing,
-		descTypeCalls, descTypeReserved, descTypeUsed, descTypeError} {
+		descTypeCalls, descTypeReserved, descTypeUsed, descTypeError, descTypeAnswers} {
 		ch <- d
 	}
 }
@@ -110,6 +111,9 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		n(descTypeReserved, float64(t.TokensReserved), t.Name)
 		n(descTypeUsed, float64(t.TokensUsed), t.Name)
 		g(descTypeError, t.ReservationError(), t.Name)
+		n(descTypeAnswers, float64(t.Mended), t.Name, "mended")
+		n(descTypeAnswers, float64(t.Repaired), t.Name, "repaired")
+		n(descTypeAnswers, float64(t.Invalid), t.Name, "invalid")
 	}
 }
 

@@ -64,7 +64,8 @@ func callerSource(c *llm.Caller) metrics.Source {
 			v.At, v.Agents = time.Now(), -1
 		}
 		for name, s := range c.Stats() {
-			v.Types = append(v.Types, metrics.Type{Name: name, Calls: s.Calls, TokensReserved: s.TokensReserved, TokensUsed: s.TokensUsed})
+			v.Types = append(v.Types, metrics.Type{Name: name, Calls: s.Calls, TokensReserved: s.TokensReserved, TokensUsed: s.TokensUsed,
+				Mended: s.Mended, Repaired: s.Repaired, Invalid: s.Invalid})
 		}
 		return v, nil
 	}
