@@ -4,7 +4,8 @@
 // moment after it arrives, and counts the 429s they draw. Processes, not
 // goroutines: their start-up and the scheduler's choices are part of the
 // lag between an admission and the server counting the call, and so part
-// of what pacing must allow for.
+// of what pacing must allow for. Stalls stop each process now and then,
+// as a host packed with containers does.
 package coldstart
 
 import (
@@ -53,6 +54,9 @@ type Options struct {
 	// azuresim.Deployment.DispatchTail.
 	DispatchTail float64
 	DispatchMax  time.Duration
+	// Stalls starve each client process as a packed host does, stopping
+	// it now and then at any point of its call; the zero value none.
+	Stalls Stalls
 	// ColdLag is the learned mode's pacing allowance before anything is
 	// measured (calibration.cold_lag); 0 keeps the default.
 	ColdLag time.Duration
@@ -242,7 +246,7 @@ func runOne(ctx context.Context, o Options, mode string) (Row, error) {
 			cmd.Env = append(os.Environ(), "HEADROOM_COLDSTART_KEY=coldstart")
 			var out, errb bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &out, &errb
-			err := cmd.Run()
+			err := run(cmd, o.Stalls, uint64(i))
 			if err != nil {
 				fmt.Fprintf(o.Progress, "headroom bench coldstart: process %d: %v: %s", i, err, errb.Bytes())
 				return
@@ -296,6 +300,23 @@ func runOne(ctx context.Context, o Options, mode string) (Row, error) {
 		}
 	}
 	return row, nil
+}
+
+// run runs cmd, starved by stalls while it runs.
+func run(cmd *exec.Cmd, stalls Stalls, seed uint64) error {
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	done := make(chan struct{})
+	starved := make(chan struct{})
+	go func() {
+		defer close(starved)
+		stalls.starve(cmd.Process, seed, done)
+	}()
+	err := cmd.Wait()
+	close(done)
+	<-starved
+	return err
 }
 
 // floor is the least time the calls need: spread over the deployments at
