@@ -26,24 +26,67 @@ import (
 
 // archive serves pages linked one to the next, none of which holds what
 // the goal asks for: an agent walks it for as many steps as it is given.
-func archive() *httptest.Server {
+// Its links go there three ways, by how: "navigate" loads the next page;
+// "in-place" rewrites the page where it is, in the click's own handler;
+// "fetch" asks the server for the next page's body (20 ms to answer)
+// and writes it in when it comes.
+func archive(how string) *httptest.Server {
+	body := func(n int) string {
+		link := func(to int, text string) string {
+			if how == "navigate" {
+				return fmt.Sprintf(`<a href="/p%d">%s</a>`, to, text)
+			}
+			return fmt.Sprintf(`<a href="#p%d" onclick="show(%d); return false">%s</a>`, to, to, text)
+		}
+		return fmt.Sprintf(`<h1>Archive page %d</h1>
+<p>Entries %d to %d of the stable archive: saddles, bridles and stirrups.</p>
+%s %s<input placeholder="search">`, n, n*10, n*10+9, link(n+1, "next page"), link(n+3, "skip ahead"))
+	}
+	show := map[string]string{
+		"in-place": `const pages = {}; function show(n) { document.title = 'Archive page ' + n; main.innerHTML = pages[n]; }`,
+		"fetch":    `function show(n) { fetch('/body/' + n).then(r => r.text()).then(t => { document.title = 'Archive page ' + n; main.innerHTML = t; }); }`,
+	}[how]
 	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var n int
-		if _, err := fmt.Sscanf(r.URL.Path, "/p%d", &n); err != nil || n < 1 {
-			http.NotFound(w, r)
+		switch {
+		case how == "fetch" && strings.HasPrefix(r.URL.Path, "/body/"):
+			if _, err := fmt.Sscanf(r.URL.Path, "/body/%d", &n); err != nil {
+				http.NotFound(w, r)
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+			fmt.Fprint(w, body(n))
 			return
+		default:
+			if _, err := fmt.Sscanf(r.URL.Path, "/p%d", &n); err != nil || n < 1 {
+				http.NotFound(w, r)
+				return
+			}
 		}
-		fmt.Fprintf(w, `<html><head><title>Archive page %d</title></head><body><h1>Archive page %d</h1>
-<p>Entries %d to %d of the stable archive: saddles, bridles and stirrups.</p>
-<a href="/p%d">next page</a> <a href="/p%d">skip ahead</a><input placeholder="search"></body></html>`,
-			n, n, n*10, n*10+9, n+1, n+3)
+		script := ""
+		if how == "in-place" {
+			// Every page the walk can reach, ready in the document.
+			var pages []string
+			for i := n; i <= n+3*steps+3; i++ {
+				pages = append(pages, fmt.Sprintf("pages[%d] = %q;", i, body(i)))
+			}
+			script = strings.Join(pages, "\n")
+		}
+		fmt.Fprintf(w, `<html><head><title>Archive page %d</title></head><body><main id="main">%s</main>
+<script>%s
+%s</script></body></html>`, n, body(n), show, script)
 	}))
 }
 
 const steps = 25
 
 func walk(b *testing.B, types *calltypes.Registry) agent.Result {
-	site := archive()
+	return walkBy(b, types, "navigate")
+}
+
+// walkBy walks the archive whose links go to the next page how.
+func walkBy(b *testing.B, types *calltypes.Registry, how string) agent.Result {
+	site := archive(how)
 	defer site.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -102,17 +145,26 @@ func BenchmarkLongTask(b *testing.B) {
 		for range b.N {
 			capped = walk(b, calltypes.Default())
 		}
-		var agentMS []int64
-		for _, s := range capped.Steps {
-			agentMS = append(agentMS, s.AgentMS)
-		}
 		b.ReportMetric(pickPrompt(capped, 3), "pick-prompt-step3")
 		b.ReportMetric(pickPrompt(capped, steps), "pick-prompt-step25")
 		b.ReportMetric(pickPrompt(capped, steps)/pickPrompt(capped, 3), "step25/step3")
 		b.ReportMetric(perStep(capped), "reserved/step")
-		b.ReportMetric(quantile(agentMS, 0.5), "agent-ms-p50")
-		b.ReportMetric(quantile(agentMS, 0.95), "agent-ms-p95")
+		reportAgentTime(b, capped)
 	})
+	// The agent's own time when a click changes the page without leaving
+	// it: written at once, or after the server's answer.
+	for _, how := range []string{"in-place", "fetch"} {
+		b.Run(how, func(b *testing.B) {
+			var r agent.Result
+			for range b.N {
+				r = walkBy(b, calltypes.Default(), how)
+			}
+			if r.Steps[1].Outcome == "" || !strings.HasPrefix(r.Steps[1].Outcome, "changed") {
+				b.Errorf("step 2's click did %q, want a change in place", r.Steps[1].Outcome)
+			}
+			reportAgentTime(b, r)
+		})
+	}
 	b.Run("flat-4096", func(b *testing.B) {
 		flat := calltypes.Default()
 		for _, t := range flat.Types() {
@@ -134,4 +186,15 @@ func BenchmarkLongTask(b *testing.B) {
 		}
 		b.Logf("first steps: %s", strings.Join(kinds, "; "))
 	})
+}
+
+// reportAgentTime reports the median and 95th percentile of the agent's
+// own time per step, the model's latency left out.
+func reportAgentTime(b *testing.B, r agent.Result) {
+	var ms []int64
+	for _, s := range r.Steps {
+		ms = append(ms, s.AgentMS)
+	}
+	b.ReportMetric(quantile(ms, 0.5), "agent-ms-p50")
+	b.ReportMetric(quantile(ms, 0.95), "agent-ms-p95")
 }
