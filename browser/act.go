@@ -49,7 +49,7 @@ func (p *Page) pageAction(ctx context.Context, op, target string, fn func(ctx co
 		if err != nil || done != nil {
 			return err
 		}
-		out, err = p.settle(ctx, before, at)
+		out, err = p.settle(ctx, before, at, quietAfter(op))
 		return err
 	})
 	p.afterStep(ctx, op, err)
@@ -58,12 +58,16 @@ func (p *Page) pageAction(ctx context.Context, op, target string, fn func(ctx co
 
 // marks are the counts an action's outcome is read against: the tab's
 // navigations, those refused for the allowed domains, and those the
-// replay could not answer.
-type marks struct{ navs, blocked, missed int }
+// replay could not answer; and its traffic, navigations asked for and
+// requests started, whose growth is what the action set going.
+type marks struct {
+	navs, blocked, missed int
+	activity              activity
+}
 
 // mark notes the page's state before an action.
 func (p *Page) mark(ctx context.Context) (pageState, marks) {
-	return p.state(ctx), marks{p.net.navCount(), p.blockedDocCount(), p.missedDocCount()}
+	return p.state(ctx), marks{p.net.navCount(), p.blockedDocCount(), p.missedDocCount(), p.net.activity()}
 }
 
 // errNoTarget is an element action given no element, as an Action built

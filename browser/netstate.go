@@ -4,6 +4,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
 )
@@ -11,12 +12,21 @@ import (
 // netState follows the tab's traffic and navigations from its events, so
 // waits and outcomes need no extra round trips.
 type netState struct {
-	mu          sync.Mutex
-	inflight    map[network.RequestID]bool
+	mu sync.Mutex
+	// inflight holds the open requests, each with its place in started.
+	inflight    map[network.RequestID]int64
+	started     int64     // requests started, of those inflight counts
 	lastChange  time.Time // a request started or ended
 	navigations int       // main-frame navigations, including same-document ones
-	loading     bool      // main frame between started and stopped loading
-	mainFrame   string
+	// requested counts the signs that the main frame is about to leave
+	// its document: a navigation the page asked for, one the browser
+	// started, a document request. An action is read against it to know,
+	// without waiting to see, that it started a navigation.
+	requested int
+	loading   bool // main frame between started and stopped loading
+	mainFrame string
+	// wake is closed at the next event, so a wait needs no polling.
+	wake chan struct{}
 	// unreachable is why the fence could not reach the main frame's
 	// document, when the page shows the fence's answer instead of one.
 	unreachable string
@@ -26,7 +36,11 @@ func (n *netState) observe(ev any) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.inflight == nil {
-		n.inflight = map[network.RequestID]bool{}
+		n.inflight = map[network.RequestID]int64{}
+	}
+	if n.wake != nil {
+		close(n.wake)
+		n.wake = nil
 	}
 	now := time.Now()
 	switch e := ev.(type) {
@@ -37,8 +51,12 @@ func (n *netState) observe(ev any) {
 		// session, not the tab's.
 		worker := e.Type == network.ResourceTypeScript && e.Initiator != nil && e.Initiator.Type == network.InitiatorTypeOther
 		if e.Type != network.ResourceTypeWebSocket && e.Type != network.ResourceTypeEventSource && !worker {
-			n.inflight[e.RequestID] = true
+			n.started++
+			n.inflight[e.RequestID] = n.started
 			n.lastChange = now
+		}
+		if e.Type == network.ResourceTypeDocument && n.main(e.FrameID) {
+			n.requested++
 		}
 	case *network.EventResponseReceived:
 		if e.Type == network.ResourceTypeDocument && e.Response != nil && (string(e.FrameID) == n.mainFrame || n.mainFrame == "") {
@@ -62,6 +80,14 @@ func (n *netState) observe(ev any) {
 		if string(e.FrameID) == n.mainFrame {
 			n.navigations++
 		}
+	case *page.EventFrameRequestedNavigation:
+		if e.Disposition == page.ClientNavigationDispositionCurrentTab && n.main(e.FrameID) {
+			n.requested++
+		}
+	case *page.EventFrameStartedNavigating:
+		if n.main(e.FrameID) {
+			n.requested++
+		}
 	case *page.EventFrameStartedLoading:
 		if string(e.FrameID) == n.mainFrame || n.mainFrame == "" {
 			n.loading = true
@@ -71,6 +97,56 @@ func (n *netState) observe(ev any) {
 			n.loading = false
 		}
 	}
+}
+
+// main reports whether id is the main frame's, or could be: before the
+// first navigation the main frame is not known yet.
+func (n *netState) main(id cdp.FrameID) bool {
+	return n.mainFrame == "" || string(id) == n.mainFrame
+}
+
+// changed is closed at the next event the tab reports.
+func (n *netState) changed() <-chan struct{} {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.wake == nil {
+		n.wake = make(chan struct{})
+	}
+	return n.wake
+}
+
+// activity is where the tab's traffic stands: the navigations asked for
+// and the requests started so far. An action's effects are what comes
+// after the activity marked before it.
+type activity struct {
+	requested int
+	started   int64
+}
+
+func (n *netState) activity() activity {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return activity{n.requested, n.started}
+}
+
+// openCount is how many requests are open.
+func (n *netState) openCount() int {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return len(n.inflight)
+}
+
+// openSince counts the requests still open among those started after a.
+func (n *netState) openSince(a activity) int {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	open := 0
+	for _, at := range n.inflight {
+		if at > a.started {
+			open++
+		}
+	}
+	return open
 }
 
 // quietFor is how long no request has started or ended, with none open.

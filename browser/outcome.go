@@ -73,49 +73,6 @@ func (p *Page) state(ctx context.Context) pageState {
 	return s
 }
 
-// settle waits for what an action started to finish — a navigation's
-// load, the requests it made, the DOM to stop changing — within bounds,
-// then says what changed.
-func (p *Page) settle(ctx context.Context, before pageState, at marks) (Outcome, error) {
-	navs := at.navs
-	// A navigation starts within a few frames of the click that causes it.
-	deadline := time.Now().Add(300 * time.Millisecond)
-	for time.Now().Before(deadline) && p.net.navCount() == navs && !p.net.isLoading() {
-		if !sleep(ctx, 25*time.Millisecond) {
-			break
-		}
-	}
-	if p.net.navCount() != navs || p.net.isLoading() {
-		_ = p.waitLoad(ctx, p.opts.LoadTimeout)
-	}
-	_ = p.waitQuiet(ctx, 150*time.Millisecond, 2*time.Second)
-	after, _ := p.waitStable(ctx, 100*time.Millisecond, 2*time.Second)
-	if err := ctx.Err(); err != nil {
-		// Cut short, by the caller or a crash: what was read of the page
-		// says nothing of what the action did.
-		return Outcome{}, err
-	}
-
-	if err := p.blockedSince(ctx, at.blocked, after); err != nil {
-		return Outcome{}, err
-	}
-	// A navigation the replay could not answer was aborted, as a refused
-	// one is: the page is where it was, and the action failed.
-	if err := p.missedDocSince(at.missed); err != nil {
-		return Outcome{}, err
-	}
-	out := Outcome{URL: p.shownURL(after.URL)}
-	switch {
-	case p.net.navCount() != navs || after.URL != before.URL:
-		out.Effect = Navigated
-	case after.DOM != before.DOM || after.Scroll != before.Scroll:
-		out.Effect = Changed
-	default:
-		out.Effect = Nothing
-	}
-	return out, nil
-}
-
 // blockedSince turns a navigation the allowed domains refused while an
 // action ran into an error. The refused navigation was aborted, so the
 // page stays where it was (and an error page, should one appear, is

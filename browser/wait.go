@@ -45,16 +45,25 @@ func (p *Page) Wait(ctx context.Context, what WaitFor, timeout time.Duration) er
 	})
 }
 
-// waitLoad polls until the main document is complete and not loading.
+// waitLoad waits until the main document is complete and not loading:
+// woken by the tab's events, and reading the document's readyState
+// every 25 ms while it is not loading, as it moves without an event.
 func (p *Page) waitLoad(ctx context.Context, limit time.Duration) bool {
 	deadline := time.Now().Add(limit)
 	for {
-		if !p.net.isLoading() && readyState(ctx) == "complete" {
+		next := p.net.changed()
+		loading := p.net.isLoading()
+		if !loading && readyState(ctx) == "complete" {
 			return true
 		}
-		if time.Now().After(deadline) || !sleep(ctx, 25*time.Millisecond) {
+		left := time.Until(deadline)
+		if left <= 0 || ctx.Err() != nil {
 			return false
 		}
+		if !loading {
+			left = min(left, 25*time.Millisecond)
+		}
+		waitEvent(ctx, next, left)
 	}
 }
 
@@ -69,12 +78,19 @@ func readyState(ctx context.Context) string {
 func (p *Page) waitQuiet(ctx context.Context, quiet, limit time.Duration) bool {
 	deadline := time.Now().Add(limit)
 	for {
-		if p.net.quietFor() >= quiet {
+		next := p.net.changed()
+		q := p.net.quietFor()
+		if q >= quiet {
 			return true
 		}
-		if time.Now().After(deadline) || !sleep(ctx, 25*time.Millisecond) {
+		left := time.Until(deadline)
+		if left <= 0 || ctx.Err() != nil {
 			return false
 		}
+		if q > 0 || p.net.openCount() == 0 {
+			left = min(left, quiet-q) // quiet already, until it has lasted
+		}
+		waitEvent(ctx, next, left)
 	}
 }
 
