@@ -26,6 +26,8 @@ image:
 FUZZTIME ?= 30s
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./internal/yamlconf
+	$(GO) test -run '^$$' -fuzz '^FuzzAliasBound$$' -fuzztime $(FUZZTIME) ./internal/yamlconf
+	$(GO) test -run '^$$' -fuzz '^FuzzReadBounded$$' -fuzztime $(FUZZTIME) ./internal/safefile
 	$(GO) test -run '^$$' -fuzz '^FuzzParseConfig$$' -fuzztime $(FUZZTIME) ./llm/azuresim
 	$(GO) test -run '^$$' -fuzz '^FuzzParseDeploymentFlag$$' -fuzztime $(FUZZTIME) ./llm/azuresim
 	$(GO) test -run '^$$' -fuzz '^FuzzChatBody$$' -fuzztime $(FUZZTIME) ./llm/azuresim

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
+
 	"github.com/headroom-agent/headroom/browser/replay"
 	"github.com/headroom-agent/headroom/internal/hostile"
 )
@@ -187,4 +189,35 @@ func FuzzCheckDomain(f *testing.F) {
 			t.Errorf("allowing %q does not admit its subdomain", d)
 		}
 	})
+}
+
+// The UDP listener the fence tests count on does hear WebRTC: a browser
+// launched with chromedp's defaults, without the fence's preferences or
+// its guard, sends the corpus's WebRTC page's datagrams to the outside
+// host. Without this, the fenced runs' zero could mean a deaf listener.
+func TestTheListenerHearsAnUnfencedBrowsersWebRTC(t *testing.T) {
+	t.Parallel()
+	chrome, err := findChrome("")
+	if err != nil {
+		t.Skipf("no Chrome: %v", err)
+	}
+	c, _ := corpus(t)
+	alloc, cancel := chromedp.NewExecAllocator(ctxT(t), append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chrome))...)
+	defer cancel()
+	ctx, cancelTab := chromedp.NewContext(alloc)
+	defer cancelTab()
+	if _, err := chromedp.Run(ctx, chromedp.Navigate(c.URL("webrtc.html"))); err != nil {
+		t.Fatalf("an unfenced browser did not load the page: %v", err)
+	}
+	// ICE gathering and the connectivity checks begin within a second;
+	// give them ten before calling the listener deaf.
+	for range 100 {
+		if _, _, n := c.Reached(); n > 0 {
+			t.Logf("the outside host heard %d datagrams from an unfenced browser", n)
+			return
+		}
+		sleep(ctx, 100*time.Millisecond)
+	}
+	state, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById('state').textContent`))
+	t.Fatalf("the outside host heard no datagram from an unfenced browser in 10 s (the page says %q): the fenced runs' zero proves nothing", state)
 }

@@ -1,6 +1,7 @@
 package safefile
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -160,4 +161,37 @@ func TestReadAllBoundsAStreamAndStopsWithTheContext(t *testing.T) {
 	if err != nil || string(b) != "{}" {
 		t.Errorf("a short stream: %q, %v", b, err)
 	}
+}
+
+// Whatever a file or a stream holds, it is read whole when it fits the
+// limit and refused, naming it, when it does not; at most one byte past
+// the limit is ever read. go test -fuzz FuzzReadBounded ./internal/safefile
+func FuzzReadBounded(f *testing.F) {
+	f.Add([]byte("items: []\n"), uint16(64))
+	f.Add([]byte("0123456789"), uint16(10))
+	f.Add([]byte("0123456789a"), uint16(10))
+	f.Add([]byte{}, uint16(0))
+	f.Add([]byte{0}, uint16(0))
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, data []byte, limit uint16) {
+		path := filepath.Join(dir, "in")
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		fits := len(data) <= int(limit)
+		got, err := ReadFile(path, int64(limit), "a file")
+		check := func(from string, got []byte, err error) {
+			switch {
+			case fits && (err != nil || !bytes.Equal(got, data)):
+				t.Fatalf("%s: %d bytes under a limit of %d: read %d, %v", from, len(data), limit, len(got), err)
+			case !fits && (err == nil || !strings.Contains(err.Error(), from)):
+				t.Fatalf("%s: %d bytes over a limit of %d: %v", from, len(data), limit, err)
+			case !fits && got != nil && len(got) > int(limit)+1:
+				t.Fatalf("%s: %d bytes read past a limit of %d", from, len(got), limit)
+			}
+		}
+		check(path, got, err)
+		got, err = ReadAll(context.Background(), bytes.NewReader(data), int64(limit), "standard input")
+		check("standard input", got, err)
+	})
 }

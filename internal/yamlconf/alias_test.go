@@ -58,3 +58,32 @@ func TestAliasesAsPeopleUseThem(t *testing.T) {
 		t.Errorf("items = %v, want %v", v.Items, want)
 	}
 }
+
+// Any shape of aliases to aliases is refused when it stands for far more
+// values than the bound and read when it stands for far fewer, and the
+// refusal names the file: go test -fuzz FuzzAliasBound ./internal/yamlconf
+func FuzzAliasBound(f *testing.F) {
+	f.Add(uint8(4), uint8(9))
+	f.Add(uint8(6), uint8(9))
+	f.Add(uint8(7), uint8(9))
+	f.Add(uint8(60), uint8(2))
+	f.Add(uint8(0), uint8(1))
+	f.Fuzz(func(t *testing.T, levels, width uint8) {
+		l, w := int(levels%64), int(width%16)+1
+		// What the bomb stands for: each level a list of width of the one
+		// before, in floating point, as it can pass any integer.
+		values, level := 0.0, float64(w+1)
+		for range l + 1 {
+			values += level
+			level = 1 + float64(w)*level
+		}
+		var v any
+		_, err := Decode("bomb.yaml", []byte(bomb(l, w)), &v)
+		switch {
+		case values > 2*MaxValues && (err == nil || !strings.HasPrefix(err.Error(), "bomb.yaml:")):
+			t.Fatalf("%d levels of %d (%.3g values) read: %v", l, w, values, err)
+		case values < MaxValues/2 && err != nil:
+			t.Fatalf("%d levels of %d (%.3g values) refused: %v", l, w, values, err)
+		}
+	})
+}

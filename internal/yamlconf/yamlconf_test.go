@@ -62,6 +62,9 @@ func FuzzDecode(f *testing.F) {
 	f.Add([]byte("items:\n  - name: a\n    tpm: 1\n"))
 	f.Add([]byte("items: [\n"))
 	f.Add([]byte("{items: [{name: x, tpm: -1}]}"))
+	f.Add([]byte("base: &b {tpm: 1}\nitems:\n  - <<: *b\n    name: a\n"))
+	f.Add([]byte("items:\n  - &l0 [a,a,a,a,a,a,a,a,a]\n  - &l1 [*l0,*l0,*l0,*l0,*l0,*l0,*l0,*l0,*l0]\n  - [*l1,*l1,*l1,*l1,*l1,*l1,*l1,*l1,*l1]\n"))
+	f.Add([]byte("items: [*nowhere]\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var v conf
 		d, err := Decode("f.yaml", data, &v)
