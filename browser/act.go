@@ -49,7 +49,7 @@ func (p *Page) pageAction(ctx context.Context, op, target string, fn func(ctx co
 		if err != nil || done != nil {
 			return err
 		}
-		out, err = p.settle(ctx, before, at, quietAfter(op))
+		out, err = p.settle(ctx, before, at)
 		return err
 	})
 	p.afterStep(ctx, op, err)
@@ -65,9 +65,10 @@ type marks struct {
 	activity              activity
 }
 
-// mark notes the page's state before an action.
+// mark notes the page's state before an action, and begins the epoch
+// of timers the action's outcome waits for (timerWatchJS).
 func (p *Page) mark(ctx context.Context) (pageState, marks) {
-	return p.state(ctx), marks{p.net.navCount(), p.blockedDocCount(), p.missedDocCount(), p.net.activity()}
+	return readState(ctx, markJS), marks{p.net.navCount(), p.blockedDocCount(), p.missedDocCount(), p.net.activity()}
 }
 
 // errNoTarget is an element action given no element, as an Action built

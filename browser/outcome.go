@@ -66,7 +66,12 @@ type pageState struct {
 }
 
 func (p *Page) state(ctx context.Context) pageState {
-	s, err := chromedp.Run(ctx, chromedp.Evaluate[pageState](domHashJS))
+	return readState(ctx, domHashJS)
+}
+
+// readState evaluates js, domHashJS or one that ends with it.
+func readState(ctx context.Context, js string) pageState {
+	s, err := chromedp.Run(ctx, chromedp.Evaluate[pageState](js))
 	if err != nil {
 		return pageState{} // mid-navigation: no document to read
 	}

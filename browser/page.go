@@ -406,6 +406,12 @@ func (p *Page) wire() error {
 			return err
 		}
 	}
+	// Before the page's own scripts, so every timer it sets is seen.
+	if _, err := chromedp.Call(p.ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{
+		Source: timerWatchJS, RunImmediately: new(true),
+	}); err != nil {
+		return err
+	}
 	if o.Deterministic {
 		if _, err := chromedp.Call(p.ctx, network.SetCacheDisabled, network.SetCacheDisabledParams{CacheDisabled: true}); err != nil {
 			return err

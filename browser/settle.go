@@ -9,41 +9,34 @@ import (
 )
 
 // How long an action's effects are waited for. The browser's events say
-// whether an action started a navigation or requests, so there is no
-// waiting to see: what is left to time is the DOM, which settles once it
-// has gone quiet. A click's effects follow one another within a frame
-// or two; typing is what pages debounce (150 to 300 ms is usual before
-// suggestions are fetched), so a typed value waits that long.
+// whether an action started a navigation or requests, and the page's
+// timers (timerWatchJS) whether it deferred something for a moment, so
+// there is no waiting to see: what is left to time is the DOM, which has
+// settled once it has gone quiet, and a click's effects follow one
+// another within a frame or two.
 const (
 	actionQuiet = 50 * time.Millisecond
-	typingQuiet = 300 * time.Millisecond
 	// settleLimit bounds the waiting for requests and quiet, on its own
 	// and again after a navigation's load: a page that polls, streams or
 	// animates for ever still gets its outcome read.
 	settleLimit = 2 * time.Second
 )
 
-// quietAfter is how long the DOM must hold still after op.
-func quietAfter(op string) time.Duration {
-	if op == "type" {
-		return typingQuiet
-	}
-	return actionQuiet
-}
-
 // settle waits for what an action started to finish, known from the
-// tab's events rather than guessed: a navigation it asked for, to load;
-// the requests it (or the new document) started, to end; and the DOM, to
-// hold still for quiet. Whatever comes while it waits (a navigation a
+// tab's events and the page's timers rather than guessed: a navigation it
+// asked for, to load; the requests it (or the new document) started, to
+// end; the short timers it set, to fire; and the DOM, to hold still for
+// actionQuiet after them. Whatever comes while it waits (a navigation a
 // timer started, a request a response started) is waited for in turn,
 // within settleLimit. Then it says what changed.
-func (p *Page) settle(ctx context.Context, before pageState, at marks, quiet time.Duration) (Outcome, error) {
+func (p *Page) settle(ctx context.Context, before pageState, at marks) (Outcome, error) {
 	deadline := time.Now().Add(settleLimit)
 	last := at.activity
+	quiet := actionQuiet
 	for {
 		if p.net.activity().requested != last.requested || p.net.isLoading() {
 			_ = p.waitLoad(ctx, p.opts.LoadTimeout)
-			deadline, quiet = time.Now().Add(settleLimit), actionQuiet
+			deadline = time.Now().Add(settleLimit)
 		}
 		p.waitRequests(ctx, at.activity, deadline)
 		last = p.net.activity()
@@ -127,13 +120,17 @@ func waitEvent(ctx context.Context, next <-chan struct{}, d time.Duration) bool 
 	}
 }
 
-// domQuietJS resolves once the document has gone a frame and then quiet
+// domQuietJS resolves once the document has gone a frame, the short
+// timers the action set have fired (timerWatchJS), and then quiet
 // milliseconds without a change a person could notice (nodes, text,
 // attributes other than inline style, which animations churn; typed
-// values and scrolling), through open shadow roots, or after limit
+// values and scrolling), through open shadow roots; or after limit
 // milliseconds. It resolves at once, with an error, if the document is
-// left: the navigation is then what is waited for.
+// left: the navigation is then what is waited for. Its own waits use the
+// page's real setTimeout, which the timer count does not see.
 const domQuietJS = `((quiet, limit) => new Promise(done => {
+  const T = self.__headroomTimers;
+  const wait = T ? T.setTimeout : setTimeout;
   const start = performance.now();
   let last = start, framed = false;
   const bump = () => { last = performance.now(); };
@@ -147,19 +144,20 @@ const domQuietJS = `((quiet, limit) => new Promise(done => {
   for (const k of kinds) addEventListener(k, bump, {capture: true, passive: true});
   // A frame lets what the action queued run (a rAF, a timeout of 0);
   // a tab that draws no frames gets 100 ms instead.
-  requestAnimationFrame(() => setTimeout(() => { framed = true; }, 0));
-  setTimeout(() => { framed = true; }, 100);
+  requestAnimationFrame(() => wait(() => { framed = true; }, 0));
+  wait(() => { framed = true; }, 100);
   const tick = () => {
     const now = performance.now();
-    if ((framed && now - last >= quiet) || now - start >= limit) {
+    if (T) last = Math.max(last, T.fired);
+    if ((framed && now - last >= quiet && !(T && T.waiting())) || now - start >= limit) {
       mo.disconnect();
       for (const k of kinds) removeEventListener(k, bump, {capture: true});
       done(now - last >= quiet);
       return;
     }
-    setTimeout(tick, Math.max(5, quiet - (now - last)));
+    wait(tick, Math.max(5, quiet - (now - last)));
   };
-  setTimeout(tick, Math.min(quiet, 20));
+  wait(tick, Math.min(quiet, 20));
 }))`
 
 // waitDOMQuiet waits in the page for its DOM to hold still for quiet, or

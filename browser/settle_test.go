@@ -10,16 +10,18 @@ import (
 )
 
 // settleSite is a page whose buttons do each thing an action can set
-// going: navigate (at once or from a timer), fetch (once, or a fetch whose
-// answer starts another), change the DOM (in the handler, in the next
-// frame), debounce what is typed, or nothing at all.
+// going: navigate (at once or from a 200 ms timer), fetch (once, or a
+// fetch whose answer starts another), change the DOM (in the handler, in
+// the next frame, from a 150 ms timer), debounce what is typed, or
+// nothing at all.
 func settleSite(t *testing.T) *httptest.Server {
 	t.Helper()
 	mux := http.NewServeMux()
 	mux.HandleFunc("/start", func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, `<html><body><h1>Start</h1><p id="out">nothing yet</p><p id="sug"></p>
 <a id="link" href="/next">a link</a>
-<button id="later" onclick="setTimeout(() => { location.href = '/next'; }, 50)">navigate later</button>
+<button id="later" onclick="setTimeout(() => { location.href = '/next'; }, 200)">navigate later</button>
+<button id="menu" onclick="setTimeout(() => { out.textContent = 'the menu opened'; }, 150)">open the menu</button>
 <button id="fetch" onclick="fetch('/slow?n=1').then(r => r.text()).then(t => { out.textContent = t; })">fetch</button>
 <button id="chain" onclick="fetch('/slow?n=1').then(r => r.text()).then(t => fetch('/slow?n=' + t.length)).then(r => r.text()).then(t => { out.textContent = 'then ' + t; })">fetch twice</button>
 <button id="sync" onclick="out.textContent = 'written at once'">write now</button>
@@ -37,7 +39,8 @@ func settleSite(t *testing.T) *httptest.Server {
 	})
 	mux.HandleFunc("/ticker", func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, `<html><body><p id="n">0</p><button id="go" onclick="n.textContent = 'clicked'">go</button>
-<script>setInterval(() => { n.dataset.t = Date.now(); }, 20);</script></body></html>`)
+<script>setInterval(() => { n.dataset.t = Date.now(); }, 20);
+const poll = () => { n.dataset.p = Date.now(); setTimeout(poll, 30); }; poll();</script></body></html>`)
 	})
 	s := httptest.NewServer(mux)
 	t.Cleanup(s.Close)
@@ -64,6 +67,7 @@ func TestAnActionIsReadOnceWhatItStartedIsOver(t *testing.T) {
 		{"a fetch that starts another", func() (Outcome, error) { return p.Click(ctx, CSS("#chain")) }, Changed, "then answer 24 from the server"},
 		{"a write in the handler", func() (Outcome, error) { return p.Click(ctx, CSS("#sync")) }, Changed, "written at once"},
 		{"a write in the next frame", func() (Outcome, error) { return p.Click(ctx, CSS("#frame")) }, Changed, "written in the next frame"},
+		{"a write from a timer", func() (Outcome, error) { return p.Click(ctx, CSS("#menu")) }, Changed, "the menu opened"},
 		{"a debounced suggestion", func() (Outcome, error) { return p.Type(ctx, CSS("#q"), "desk", false) }, Changed, "suggestions for desk"},
 		{"nothing", func() (Outcome, error) { return p.Click(ctx, CSS("#idle")) }, Nothing, "nothing yet"},
 	} {
@@ -83,8 +87,9 @@ func TestAnActionIsReadOnceWhatItStartedIsOver(t *testing.T) {
 	}
 }
 
-// A page that never stops changing (an attribute rewritten every 20 ms)
-// still has its action read, once the wait's bound is spent.
+// A page that never stops changing (an attribute rewritten every 20 ms,
+// a loop of timers that never ends) still has its action read, once the
+// wait's bound is spent.
 func TestAnActionOnAPageThatNeverSettles(t *testing.T) {
 	t.Parallel()
 	s := settleSite(t)
