@@ -32,7 +32,6 @@ const (
 func (p *Page) settle(ctx context.Context, before pageState, at marks) (Outcome, error) {
 	deadline := time.Now().Add(settleLimit)
 	last := at.activity
-	quiet := actionQuiet
 	for {
 		if p.net.activity().requested != last.requested || p.net.isLoading() {
 			_ = p.waitLoad(ctx, p.opts.LoadTimeout)
@@ -40,8 +39,8 @@ func (p *Page) settle(ctx context.Context, before pageState, at marks) (Outcome,
 		}
 		p.waitRequests(ctx, at.activity, deadline)
 		last = p.net.activity()
-		p.waitDOMQuiet(ctx, quiet, deadline)
-		if ctx.Err() != nil || !time.Now().Before(deadline) || p.settled(at.activity, last, quiet) {
+		p.waitDOMQuiet(ctx, actionQuiet, deadline)
+		if ctx.Err() != nil || !time.Now().Before(deadline) || p.settled(at.activity, last, actionQuiet) {
 			break
 		}
 	}
