@@ -1,6 +1,7 @@
 package browser
 
 import (
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -60,10 +61,7 @@ func reap(pids []int, grace time.Duration) (left []int) {
 	for len(pids) > 0 {
 		alive := pids[:0]
 		for _, pid := range pids {
-			if zombie(pid) {
-				collect(pid) // ours when this process is their subreaper
-			}
-			if processAlive(pid) && !zombie(pid) {
+			if !gone(pid) {
 				alive = append(alive, pid)
 			}
 		}
@@ -85,14 +83,44 @@ func reap(pids []int, grace time.Duration) (left []int) {
 	return nil
 }
 
-// zombie reports a process that has exited and waits only to be reaped by
-// its parent (init, for Chrome's orphans).
-func zombie(pid int) bool {
+// gone reports whether pid has exited and is past this process's help:
+// reaped, or a zombie this process has just reaped (its subreaper's
+// child), or a zombie only init can reap. A zombie whose parent is
+// another of Chrome's processes, still running, is not gone: that parent
+// reaps it, or exits and leaves it to this process, which must still be
+// here then, or init, which in a container may never reap it.
+func gone(pid int) bool {
+	state, ppid, ok := procStat(pid)
+	switch {
+	case !ok:
+		return !processAlive(pid)
+	case state != 'Z':
+		return false
+	case ppid == os.Getpid():
+		collect(pid)
+		return true
+	default:
+		return ppid <= 1 || !processAlive(ppid)
+	}
+}
+
+// procStat is a process's state letter (R, S, Z, …) and parent, read
+// from /proc; ok is false where there is none to read.
+func procStat(pid int) (state byte, ppid int, ok bool) {
 	b, err := safefile.ReadFile("/proc/"+strconv.Itoa(pid)+"/stat", maxProcFile, "a /proc file")
 	if err != nil {
-		return false
+		return 0, 0, false
 	}
+	// pid (comm) state ppid ...; comm may hold spaces and parentheses.
 	s := string(b)
 	end := strings.LastIndexByte(s, ')')
-	return end >= 0 && strings.HasPrefix(strings.TrimSpace(s[end+1:]), "Z")
+	if end < 0 {
+		return 0, 0, false
+	}
+	fields := strings.Fields(s[end+1:])
+	if len(fields) < 2 || len(fields[0]) != 1 {
+		return 0, 0, false
+	}
+	ppid, err = strconv.Atoi(fields[1])
+	return fields[0][0], ppid, err == nil
 }

@@ -223,10 +223,20 @@ func TestCalibrateNeedsRateLimitHeaders(t *testing.T) {
 // next one rather than reading across the boundary.
 func TestCalibrateWaitsForAFreshWindow(t *testing.T) {
 	w := int64(window)
-	next := time.Unix(0, (time.Now().UnixNano()/w+1)*w)
-	time.Sleep(time.Until(next.Add(-10 * time.Millisecond)))
-	c := &counter{window: window, limit: 120_000}
-	r := Run(context.Background(), []budget.Deployment{dep}, options(c))[0]
+	var c *counter
+	var r Result
+	// On a loaded machine the first call can leave after the boundary it
+	// was timed to precede; that run tests nothing, so it is run again.
+	for range 5 {
+		next := time.Unix(0, (time.Now().UnixNano()/w+1)*w)
+		time.Sleep(time.Until(next.Add(-10 * time.Millisecond)))
+		c = &counter{window: window, limit: 120_000}
+		r = Run(context.Background(), []budget.Deployment{dep}, options(c))[0]
+		if len(c.windows) == 0 || c.windows[0] < next.UnixNano()/w {
+			break
+		}
+		t.Logf("the first call left after the window it was timed for ended: again")
+	}
 	if r.Failed() || r.Evidence.Rounds != 1 || r.Evidence.Calls != 7 {
 		t.Fatalf("%+v", r)
 	}
