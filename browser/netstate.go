@@ -129,13 +129,6 @@ func (n *netState) activity() activity {
 	return activity{n.requested, n.started}
 }
 
-// openCount is how many requests are open.
-func (n *netState) openCount() int {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	return len(n.inflight)
-}
-
 // openSince counts the requests still open among those started after a.
 func (n *netState) openSince(a activity) int {
 	n.mu.Lock()

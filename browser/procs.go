@@ -21,22 +21,13 @@ func descendants(pid int) []int {
 	parent := map[int]int{}
 	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
 	for _, f := range stats {
-		b, err := safefile.ReadFile(f, maxProcFile, "a /proc file")
+		child, err := strconv.Atoi(filepath.Base(filepath.Dir(f)))
 		if err != nil {
 			continue
 		}
-		// pid (comm) state ppid ...; comm may hold spaces and parentheses.
-		s := string(b)
-		end := strings.LastIndexByte(s, ')')
-		if end < 0 {
-			continue
+		if _, ppid, ok := procStat(child); ok {
+			parent[child] = ppid
 		}
-		fields := strings.Fields(s[end+1:])
-		if len(fields) < 2 {
-			continue
-		}
-		child, _ := strconv.Atoi(filepath.Base(filepath.Dir(f)))
-		parent[child], _ = strconv.Atoi(fields[1])
 	}
 	var out []int
 	for child := range parent {

@@ -87,10 +87,9 @@ func (p *Page) waitQuiet(ctx context.Context, quiet, limit time.Duration) bool {
 		if left <= 0 || ctx.Err() != nil {
 			return false
 		}
-		if q > 0 || p.net.openCount() == 0 {
-			left = min(left, quiet-q) // quiet already, until it has lasted
-		}
-		waitEvent(ctx, next, left)
+		// Until the next event, or until the quiet so far has lasted;
+		// with requests open that reads again after quiet, harmlessly.
+		waitEvent(ctx, next, min(left, quiet-q))
 	}
 }
 
