@@ -32,10 +32,15 @@ const (
 func (p *Page) settle(ctx context.Context, before pageState, at marks) (Outcome, error) {
 	deadline := time.Now().Add(settleLimit)
 	last := at.activity
+	loaded := false
 	for {
 		if p.net.activity().requested != last.requested || p.net.isLoading() {
 			_ = p.waitLoad(ctx, p.opts.LoadTimeout)
-			deadline = time.Now().Add(settleLimit)
+			if !loaded {
+				// The new document gets its own bound, once: a page that
+				// navigates itself over and over must still end the wait.
+				deadline, loaded = time.Now().Add(settleLimit), true
+			}
 		}
 		p.waitRequests(ctx, at.activity, deadline)
 		last = p.net.activity()

@@ -27,6 +27,7 @@ func settleSite(t *testing.T) *httptest.Server {
 <button id="sync" onclick="out.textContent = 'written at once'">write now</button>
 <button id="frame" onclick="requestAnimationFrame(() => { out.textContent = 'written in the next frame'; })">write next frame</button>
 <button id="idle">does nothing</button>
+<a id="again" href="/again">a page that never stays</a>
 <input id="q" oninput="clearTimeout(self.d); self.d = setTimeout(() => { sug.textContent = 'suggestions for ' + q.value; }, 200)">
 </body></html>`)
 	})
@@ -36,6 +37,9 @@ func settleSite(t *testing.T) *httptest.Server {
 	mux.HandleFunc("/slow", func(w http.ResponseWriter, r *http.Request) {
 		time.Sleep(150 * time.Millisecond)
 		fmt.Fprintf(w, "answer %s from the server", r.URL.Query().Get("n"))
+	})
+	mux.HandleFunc("/again", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, `<html><body><p>again</p><script>setTimeout(() => { location.href = '/again'; }, 100);</script></body></html>`)
 	})
 	mux.HandleFunc("/ticker", func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, `<html><body><p id="n">0</p><button id="go" onclick="n.textContent = 'clicked'">go</button>
@@ -88,8 +92,8 @@ func TestAnActionIsReadOnceWhatItStartedIsOver(t *testing.T) {
 }
 
 // A page that never stops changing (an attribute rewritten every 20 ms,
-// a loop of timers that never ends) still has its action read, once the
-// wait's bound is spent.
+// a loop of timers that never ends, a navigation to itself every 100 ms)
+// still has its action read, once the wait's bound is spent.
 func TestAnActionOnAPageThatNeverSettles(t *testing.T) {
 	t.Parallel()
 	s := settleSite(t)
@@ -97,4 +101,7 @@ func TestAnActionOnAPageThatNeverSettles(t *testing.T) {
 	ctx := ctxT(t)
 	mustAct(t, Navigated)(p.Navigate(ctx, s.URL+"/ticker"))
 	mustAct(t, Changed)(p.Click(ctx, CSS("#go")))
+	// A page that navigates itself again and again, for ever.
+	mustAct(t, Navigated)(p.Navigate(ctx, s.URL+"/start"))
+	mustAct(t, Navigated)(p.Click(ctx, CSS("#again")))
 }
