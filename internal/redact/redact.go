@@ -129,21 +129,23 @@ type Names struct {
 	mu        sync.RWMutex // a recording's names grow while its requests are redacted
 	add, keep map[string]bool
 	values    map[string]bool // secret by value, whatever the field's name
+	scrub     Set             // the same values, as Scrub finds them
 }
 
 // AddValue makes a field secret whatever its name when its whole value is
-// v, and v secret inside the bodies Scrub is given: a password typed into
+// v, and v secret inside the text Scrub is given: a password typed into
 // a field whose name no list knows. An empty v is ignored.
 func (n *Names) AddValue(v string) {
 	if v == "" {
 		return
 	}
 	n.mu.Lock()
-	defer n.mu.Unlock()
 	if n.values == nil {
 		n.values = map[string]bool{}
 	}
 	n.values[v] = true
+	n.mu.Unlock()
+	n.scrub.Add(v, Marker)
 }
 
 // valueSecret reports whether a field holding v is secret by its value.
@@ -157,19 +159,25 @@ func (n *Names) valueSecret(v string) bool {
 }
 
 // Scrub replaces each of n's values (AddValue) wherever it stands in b,
-// for a body no field structure marks them in.
+// in any form a page or an encoding gives it (as Text does), for a body
+// no field structure marks them in.
 func (n *Names) Scrub(b []byte) []byte {
-	if n == nil {
+	if n == nil || len(b) == 0 || n.scrub.Len() == 0 {
 		return b
 	}
-	n.mu.RLock()
-	defer n.mu.RUnlock()
-	for v := range n.values {
-		if len(v) >= MinValue {
-			b = bytes.ReplaceAll(b, []byte(v), []byte(Marker))
-		}
+	s := string(b)
+	if r := n.scrub.Replace(s); r != s {
+		return []byte(r)
 	}
 	return b
+}
+
+// ScrubString is Scrub for a string.
+func (n *Names) ScrubString(s string) string {
+	if n == nil {
+		return s
+	}
+	return n.scrub.Replace(s)
 }
 
 // Add makes names secret too.

@@ -139,3 +139,8 @@ type redacted struct {
 
 func (e *redacted) Error() string { return e.msg }
 func (e *redacted) Unwrap() error { return e.err }
+
+// Values returns s with every secret value (Secret, Key) replaced by the
+// Marker, and nothing else changed: Text without its rule for names, for
+// an output that applies a list of names of its own (a HAR file's).
+func Values(s string) string { return scrubValues(s) }
