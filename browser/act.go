@@ -10,7 +10,6 @@ import (
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/dom"
-	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
@@ -186,9 +185,15 @@ const coverJS = `function(x, y) {
 // Enter after it when submit is set.
 //
 // Each placeholder of a secret in text (Placeholder(name)) is typed as the
-// secret's value, and only when the page and the field's document are on
-// the secret's domains (ErrSecretDomain otherwise, with nothing typed); a
-// placeholder naming no secret is an error. Outcome.Secret is then set.
+// secret's value, and only when every frame that holds the field, as the
+// browser places it, is on the secret's domains (ErrSecretDomain
+// otherwise, with nothing typed); a placeholder naming no secret is an
+// error. Outcome.Secret is then set. A secret, or anything typed into a
+// password field, is not typed as keys, which go wherever the page has put
+// the focus, but set into the field itself as its value, with the input
+// and change events typing makes. Other text is typed as keys into the
+// focused field, and not at all when the page has moved the focus away
+// (ErrFocusMoved); so is Enter.
 func (p *Page) Type(ctx context.Context, t Target, text string, submit bool) (Outcome, error) {
 	text, used, err := p.secretsIn(text)
 	if err != nil {
@@ -199,15 +204,7 @@ func (p *Page) Type(ctx context.Context, t Target, text string, submit bool) (Ou
 		if err := checkEnabled(ctx, id); err != nil {
 			return "", err
 		}
-		kind, err := callOn[string](ctx, id, `function() {
-  if (this.isContentEditable) return 'editable';
-  if (this.tagName === 'TEXTAREA') return this.readOnly ? 'readonly' : 'text';
-  if (this.tagName !== 'INPUT') return 'no';
-  const t = (this.type || 'text').toLowerCase();
-  if (['button','submit','reset','image','checkbox','radio','file','color','range','hidden'].includes(t)) return 'no';
-  if (this.readOnly) return 'readonly';
-  return t === 'password' ? 'secret:' + (this.name || '') : 'text';
-}`)
+		kind, err := callOn[string](ctx, id, fieldKindJS)
 		if err != nil {
 			return "", err
 		}
@@ -227,36 +224,86 @@ func (p *Page) Type(ctx context.Context, t Target, text string, submit bool) (Ou
 		if _, err := chromedp.Call(ctx, dom.Focus, dom.FocusParams{BackendNodeID: id}); err != nil {
 			return "", err
 		}
-		// As close to the typing as can be: where the field is now.
-		if err := p.checkSecretHosts(ctx, id, used); err != nil {
+		frames, err := nodeFrames(ctx, id)
+		if err != nil {
 			return "", err
 		}
-		// Select what is there so the typing replaces it.
-		if _, err := callOn[bool](ctx, id, `function() {
-  if (this.isContentEditable) {
-    const r = document.createRange(); r.selectNodeContents(this);
-    const s = getSelection(); s.removeAllRanges(); s.addRange(r);
-  } else { try { this.select(); } catch (e) { this.value = ''; } }
-  return true;
-}`); err != nil {
-			return "", err
+		if secret {
+			return "", p.typeSecret(ctx, frames, id, text, used, submit)
 		}
-		if text == "" {
-			if err := chromedp.Do(ctx, chromedp.KeyEvent(kb.Backspace)); err != nil {
-				return "", err
-			}
-		} else if _, err := chromedp.Call(ctx, input.InsertText, input.InsertTextParams{Text: text}); err != nil {
-			return "", err
-		}
-		if submit {
-			if err := chromedp.Do(ctx, chromedp.KeyEvent(kb.Enter)); err != nil {
-				return "", err
-			}
-		}
-		return "", nil
+		return "", typeKeys(ctx, frames, id, text, submit)
 	})
 	out.Secret = secret
 	return out, err
+}
+
+// fieldKindJS says what typing into the element means: text, a secret
+// (a password field, with its name), read-only, or no field at all.
+const fieldKindJS = `function() {
+  if (this.isContentEditable) return 'editable';
+  if (this.tagName === 'TEXTAREA') return this.readOnly ? 'readonly' : 'text';
+  if (this.tagName !== 'INPUT') return 'no';
+  const t = (this.type || 'text').toLowerCase();
+  if (['button','submit','reset','image','checkbox','radio','file','color','range','hidden'].includes(t)) return 'no';
+  if (this.readOnly) return 'readonly';
+  return t === 'password' ? 'secret:' + (this.name || '') : 'text';
+}`
+
+// typeSecret sets text into the field id as its value, after the domain
+// check on the frames the browser places it in, then presses Enter when
+// submit is set and the field still has the focus.
+func (p *Page) typeSecret(ctx context.Context, frames []*cdp.Frame, id cdp.BackendNodeID, text string, used []Secret, submit bool) error {
+	if err := p.checkSecretHosts(frames, used); err != nil {
+		return err
+	}
+	frame := frames[len(frames)-1].ID
+	took, err := callIsolated[bool](ctx, frame, id, setValueJS, text)
+	if err != nil {
+		return err
+	}
+	if !took {
+		return fail("", "", ErrNotInput, "the field did not keep what was typed into it")
+	}
+	if !submit {
+		return nil
+	}
+	if err := stillFocused(ctx, frames, id, "its text is in it, and Enter was not pressed"); err != nil {
+		return err
+	}
+	return chromedp.Do(ctx, chromedp.KeyEvent(kb.Enter))
+}
+
+// stillFocused fails with ErrFocusMoved, saying what, unless keys sent now
+// would reach node id.
+func stillFocused(ctx context.Context, frames []*cdp.Frame, id cdp.BackendNodeID, what string) error {
+	ok, err := focused(ctx, frames, id)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fail("", "", ErrFocusMoved, "the page moved the focus away from the field: %s", what)
+	}
+	return nil
+}
+
+// typeKeys replaces what the field id holds by typing text into it
+// (insertTextJS), and presses Enter when submit is set and the field has
+// the focus.
+func typeKeys(ctx context.Context, frames []*cdp.Frame, id cdp.BackendNodeID, text string, submit bool) error {
+	took, err := callIsolated[bool](ctx, frames[len(frames)-1].ID, id, insertTextJS, text)
+	if err != nil {
+		return err
+	}
+	if !took {
+		return fail("", "", ErrFocusMoved, "the field did not take the text: the page moved the focus away, or changed what was typed")
+	}
+	if !submit {
+		return nil
+	}
+	if err := stillFocused(ctx, frames, id, "Enter was not pressed"); err != nil {
+		return err
+	}
+	return chromedp.Do(ctx, chromedp.KeyEvent(kb.Enter))
 }
 
 // typedSecret keeps what is typed into a password field secret wherever

@@ -88,7 +88,7 @@ func (w *walker) flush() {
 		return
 	}
 	w.drafts = append(w.drafts, draft{
-		Block: Block{Text: l.b.String(), Heading: w.heading, Element: -1, Top: l.top, Bottom: l.bot, Offscreen: !l.onscreen},
+		Block: Block{Text: l.b.String(), Heading: w.heading, Element: -1, Top: l.top, Bottom: l.bot, Offscreen: !l.onscreen, Frame: w.frame},
 		owner: w.owner(), items: slices.Clone(w.items),
 	})
 	*l = pendingLine{}
@@ -101,7 +101,7 @@ func (w *walker) addElement(box [4]float64, offscreen bool, info elemInfo) {
 	info.serial = w.serial
 	w.infos = append(w.infos, info)
 	w.drafts = append(w.drafts, draft{
-		Block:  Block{Heading: w.heading, Element: -1, Top: box[1], Bottom: box[1] + box[3], Offscreen: offscreen},
+		Block:  Block{Heading: w.heading, Element: -1, Top: box[1], Bottom: box[1] + box[3], Offscreen: offscreen, Frame: w.frame},
 		serial: w.serial, owner: w.owner(), items: slices.Clone(w.items),
 	})
 }

@@ -26,10 +26,14 @@ var (
 	// document it did not record. The work ran and went somewhere the
 	// recording never did; the browser is fine.
 	ErrNotRecorded = errors.New("not recorded")
-	// ErrSecretDomain is a type action whose text holds a secret's
-	// placeholder on a page outside the secret's domains: nothing is
-	// typed.
-	ErrSecretDomain = errors.New("a secret's placeholder on a page outside the secret's domains")
+	// ErrSecretDomain is a secret used where it may not be: a type action
+	// whose text holds a secret's placeholder, into a field in a frame
+	// off the secret's domains (nothing is typed), or an action on an
+	// element that shows a secret's value off its domains.
+	ErrSecretDomain = errors.New("a secret outside its domains")
+	// ErrFocusMoved is keys meant for an element while the page had moved
+	// the keyboard's focus elsewhere: none were sent.
+	ErrFocusMoved = errors.New("the focus left the element")
 )
 
 // Error is a failed browser operation: what was tried (Op, on Target), the

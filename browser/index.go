@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"strings"
 
 	"github.com/chromedp/cdproto"
 	"github.com/chromedp/cdproto/cdp"
@@ -19,6 +20,14 @@ func (s *Snapshot) Index(i int) Target { return index{s, i} }
 type index struct {
 	snap *Snapshot
 	i    int
+}
+
+// hostOrNone names a host in a message.
+func hostOrNone(h string) string {
+	if h == "" {
+		return "a page with no host"
+	}
+	return h
 }
 
 func (x index) String() string { return "[" + strconv.Itoa(x.i) + "]" }
@@ -37,6 +46,9 @@ func (x index) resolve(ctx context.Context, p *Page) (cdp.BackendNodeID, error) 
 			return 0, fail("", x.String(), ErrIndexGone, "its snapshot has no elements: observe again")
 		}
 		return 0, fail("", x.String(), ErrIndexGone, "its snapshot has indexes 0 to %d: observe again", len(s.Elements)-1)
+	}
+	if held := s.Elements[x.i].untouchable; len(held) > 0 {
+		return 0, fail("", x.String(), ErrSecretDomain, "it shows the value of secret %s on %s, a host where that secret may not be used: acting on it would tell the page which of its words is the secret", strings.Join(held, ", "), hostOrNone(s.hosts[s.Elements[x.i].Frame]))
 	}
 	id := s.Elements[x.i].BackendID
 	connected, err := callOn[bool](ctx, id, `function() { return this.isConnected; }`)

@@ -230,7 +230,7 @@ func (p *Page) recordResponse(ev fetch.EventRequestPaused) {
 		} else {
 			// What the page shows of a secret is its placeholder in the
 			// recording too, so a replay shows what the live page did.
-			x.Body = p.hideBody(body.Body, responseHeader(x.ResponseHeaders, "Content-Type"))
+			x.Body = p.hideBody(body.Body, responseHeader(x.ResponseHeaders, "Content-Type"), hostOf(x.URL))
 		}
 	}
 	x.Duration = time.Since(pr.started)

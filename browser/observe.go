@@ -22,8 +22,13 @@ func (p *Page) Observe(ctx context.Context) (*Snapshot, error) {
 	var s *Snapshot
 	err := p.do(ctx, "observe", "", p.opts.ActionTimeout, func(ctx context.Context) error {
 		var err error
-		s, err = capture(ctx, p.opts.Snapshot, p.hide)
-		return err
+		if s, err = capture(ctx, p.opts.Snapshot); err != nil {
+			return err
+		}
+		p.learnCookies(ctx)
+		p.seenAt(s.URL)
+		p.redactSnapshot(s)
+		return nil
 	})
 	if err != nil {
 		return nil, err
@@ -53,7 +58,9 @@ var interactiveRoles = map[string]bool{
 	"tab": true, "slider": true, "spinbutton": true, "treeitem": true,
 }
 
-func capture(ctx context.Context, o SnapshotOptions, hide func(string) string) (*Snapshot, error) {
+// capture takes the snapshot as the page has it, unredacted: Observe
+// redacts it before anyone sees it.
+func capture(ctx context.Context, o SnapshotOptions) (*Snapshot, error) {
 	snap, err := chromedp.Call(ctx, domsnapshot.CaptureSnapshot, domsnapshot.CaptureSnapshotParams{ComputedStyles: snapshotStyles})
 	if err != nil {
 		return nil, err
@@ -71,12 +78,14 @@ func capture(ctx context.Context, o SnapshotOptions, hide func(string) string) (
 	}
 	ax := map[cdp.BackendNodeID]axInfo{}
 	var frames []cdp.FrameID
+	hosts := map[cdp.FrameID]string{}
 	var collect func(t *page.FrameTree)
 	collect = func(t *page.FrameTree) {
 		if t == nil || t.Frame == nil {
 			return
 		}
 		frames = append(frames, t.Frame.ID)
+		hosts[t.Frame.ID] = frameHost(t.Frame)
 		for _, c := range t.ChildFrames {
 			collect(c)
 		}
@@ -96,7 +105,7 @@ func capture(ctx context.Context, o SnapshotOptions, hide func(string) string) (
 			}
 		}
 	}
-	w := &walker{snap: &snap, ax: ax, opts: o.withDefaults(), hash: sha256.New()}
+	w := &walker{snap: &snap, ax: ax, opts: o.withDefaults(), hash: sha256.New(), frameHosts: hosts}
 	if vp := metrics.CSSLayoutViewport; vp != nil {
 		w.viewport = [4]float64{float64(vp.PageX), float64(vp.PageY), float64(vp.ClientWidth), float64(vp.ClientHeight)}
 	}
@@ -110,7 +119,6 @@ func capture(ctx context.Context, o SnapshotOptions, hide func(string) string) (
 	s.Viewport = [2]float64{w.viewport[1], w.viewport[1] + w.viewport[3]}
 	w.finishBlocks()
 	s.Fingerprint = hex.EncodeToString(w.hash.Sum(nil))[:16]
-	s.redact(hide)
 	return s, nil
 }
 

@@ -192,10 +192,10 @@ type Page struct {
 	missedDocs  []*Error // of those, the tab's navigations, as the error each is
 	warned      map[string]bool
 
-	placeholders   *strings.Replacer // each secret's value to its placeholder; nil without secrets
-	placeholdersML *strings.Replacer // the same, the placeholder escaped for HTML and XML
-	storageDropped int               // what Options.StorageState held outside the allowed domains
-	origins        []string          // the origins the tab's documents were on, for StorageState
+	host           string       // the tab's document's host when last seen (lastHost)
+	secretsShown   shownSecrets // how the page's words show the secrets, by host
+	storageDropped int          // what Options.StorageState held outside the allowed domains
+	origins        []string     // the origins the tab's documents were on, for StorageState
 }
 
 // Open starts (or attaches to) a browser and opens one tab in it, in four

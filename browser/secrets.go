@@ -1,17 +1,16 @@
 package browser
 
 import (
-	"context"
 	"fmt"
 	"html"
 	"net/url"
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/chromedp/cdproto/cdp"
-	"github.com/chromedp/chromedp"
 
 	"github.com/headroom-agent/headroom/internal/redact"
 )
@@ -90,13 +89,8 @@ func (o *Options) checkSecrets() error {
 
 // learnSecrets makes every secret's value secret before the page can show
 // it: in every output (redact.Secret), in the HAR being recorded and in
-// the requests a replay matches, as a typed password is. It builds the
-// replacer that shows each value as its placeholder.
+// the requests a replay matches, as a typed password is.
 func (p *Page) learnSecrets() {
-	var pairs []string
-	type form struct{ text, name string }
-	var forms []form
-	seen := map[string]bool{}
 	for _, s := range p.opts.Secrets {
 		redact.Secret(s.Value)
 		if p.opts.Record != nil {
@@ -105,51 +99,131 @@ func (p *Page) learnSecrets() {
 		if p.opts.Replay != nil {
 			p.opts.Replay.Secret(s.Value)
 		}
-		for _, f := range []string{s.Value, url.QueryEscape(s.Value), url.PathEscape(s.Value)} {
-			if !seen[f] {
-				seen[f] = true
-				forms = append(forms, form{f, s.Name})
-			}
+	}
+}
+
+// shownSecrets is how the page's words show the run's secrets, by the
+// host the words come from: by name (the placeholder) where the host is
+// on the secret's domains, so the model can use the value it cannot see;
+// elsewhere by the Marker alone, so a page off those domains cannot learn
+// a value by which of its own words the product names (sixty buttons,
+// "PIN 0000" to "PIN 9999"). Each value is found in any form the page
+// gives it (redact.Set): upper-cased, normalised, split.
+type shownSecrets struct {
+	mu     sync.Mutex
+	byHost map[string]*redact.Set // by host, and host + "\x00ml" for markup
+}
+
+// shown is the set that shows the secrets on host: placeholders as text,
+// or escaped for HTML and XML when markup is set. Nil without secrets.
+func (p *Page) shown(host string, markup bool) *redact.Set {
+	if len(p.opts.Secrets) == 0 {
+		return nil
+	}
+	key := host
+	if markup {
+		key += "\x00ml"
+	}
+	p.secretsShown.mu.Lock()
+	defer p.secretsShown.mu.Unlock()
+	if set, ok := p.secretsShown.byHost[key]; ok {
+		return set
+	}
+	set := &redact.Set{}
+	// Longer values first: one inside another is replaced by the longer's
+	// name where both match.
+	secrets := slices.Clone(p.opts.Secrets)
+	slices.SortStableFunc(secrets, func(a, b Secret) int { return len(b.Value) - len(a.Value) })
+	for _, s := range secrets {
+		with := redact.Marker
+		if p.secretAllowedOn(s, host) {
+			with = Placeholder(s.Name)
+		}
+		if markup {
+			with = html.EscapeString(with)
+		}
+		set.Add(s.Value, with)
+	}
+	if p.secretsShown.byHost == nil {
+		p.secretsShown.byHost = map[string]*redact.Set{}
+	}
+	p.secretsShown.byHost[key] = set
+	return set
+}
+
+// secretAllowedOn reports whether s may be shown by name, and typed, on
+// host.
+func (p *Page) secretAllowedOn(s Secret, host string) bool {
+	domains := p.secretDomains(s)
+	return host != "" && len(domains) > 0 && Within(host, domains)
+}
+
+// heldOutside names the secrets among values (as the page's set found
+// them) that are not allowed on host: what makes an element showing them
+// one no action may touch there.
+func (p *Page) heldOutside(values []string, host string) []string {
+	var out []string
+	for _, s := range p.opts.Secrets {
+		if slices.Contains(values, s.Value) && !p.secretAllowedOn(s, host) && !slices.Contains(out, s.Name) {
+			out = append(out, s.Name)
 		}
 	}
-	if len(forms) == 0 {
-		return
-	}
-	// Longer forms first, so a value inside a longer one is not cut first.
-	slices.SortStableFunc(forms, func(a, b form) int { return len(b.text) - len(a.text) })
-	var markup []string
-	for _, f := range forms {
-		pairs = append(pairs, f.text, Placeholder(f.name))
-		markup = append(markup, f.text, html.EscapeString(Placeholder(f.name)))
-	}
-	p.placeholders = strings.NewReplacer(pairs...)
-	p.placeholdersML = strings.NewReplacer(markup...)
+	return out
 }
 
-// hide shows every secret's value in s as its placeholder.
-func (p *Page) hide(s string) string {
-	if p == nil || p.placeholders == nil || s == "" {
+// hide shows every secret's value in s as the page at hand shows it (see
+// shownSecrets): by name on the host the tab was last seen on, if it is
+// on the secret's domains, else by the Marker.
+func (p *Page) hide(s string) string { return p.hideOn(p.lastHost(), s) }
+
+// hideOn is hide for words that come from host.
+func (p *Page) hideOn(host, s string) string {
+	if p == nil || s == "" {
 		return s
 	}
-	return p.placeholders.Replace(s)
+	return p.shown(host, false).Replace(s)
 }
 
-// hideBody is hide for a response body of the given content type: text
-// with a secret's value in it comes back with the placeholder (escaped in
-// HTML and XML, where it would read as a tag); anything else as it is.
-func (p *Page) hideBody(b []byte, contentType string) []byte {
-	if p == nil || p.placeholders == nil || len(b) == 0 || !utf8.Valid(b) {
+// hideBody is hide for a response body from host, of the given content
+// type: text with a secret's value in it comes back with the placeholder
+// (escaped in HTML and XML, where it would read as a tag); anything else
+// as it is.
+func (p *Page) hideBody(b []byte, contentType, host string) []byte {
+	if p == nil || len(p.opts.Secrets) == 0 || len(b) == 0 || !utf8.Valid(b) {
 		return b
 	}
-	if ct := strings.ToLower(contentType); strings.Contains(ct, "html") || strings.Contains(ct, "xml") {
-		return []byte(p.placeholdersML.Replace(string(b)))
-	}
-	return []byte(p.placeholders.Replace(string(b)))
+	ct := strings.ToLower(contentType)
+	markup := strings.Contains(ct, "html") || strings.Contains(ct, "xml")
+	return []byte(p.shown(host, markup).Replace(string(b)))
 }
 
 // shownURL is a URL of the page fit for any output: its secrets'
-// values as their placeholders, then redacted as every URL is.
-func (p *Page) shownURL(u string) string { return safeURL(p.hide(u)) }
+// values shown as the URL's own host shows them, then redacted as every
+// URL is.
+func (p *Page) shownURL(u string) string { return safeURL(p.hideOn(hostOf(u), u)) }
+
+// lastHost is the host of the tab's document when it was last observed
+// or acted on; "" before that.
+func (p *Page) lastHost() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.host
+}
+
+// seenAt notes the tab's document's URL, for lastHost.
+func (p *Page) seenAt(u string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.host = hostOf(u)
+}
+
+func hostOf(u string) string {
+	pu, err := url.Parse(u)
+	if err != nil {
+		return ""
+	}
+	return pu.Hostname()
+}
 
 // secretsIn returns text with every placeholder replaced by its secret's
 // value, and the secrets it names; an unknown name is an error naming it.
@@ -195,38 +269,26 @@ func (p *Page) secretDomains(s Secret) []string {
 	return p.opts.AllowedDomains
 }
 
-// checkSecretHosts refuses to type secrets into an element unless both
-// the tab's page and the element's own document (a frame may be another
-// site) are on each secret's domains.
-func (p *Page) checkSecretHosts(ctx context.Context, id cdp.BackendNodeID, used []Secret) error {
-	if len(used) == 0 {
-		return nil
-	}
-	frame, err := callOn[string](ctx, id, `function() {
-  const d = this.ownerDocument || document;
-  return d.location ? d.location.hostname : '';
-}`)
-	if err != nil {
-		return err
-	}
-	top, err := chromedp.Run(ctx, chromedp.Evaluate[string]("location.hostname"))
-	if err != nil {
-		return err
-	}
-	hosts := []string{top, frame}
+// checkSecretHosts refuses to type secrets into an element unless every
+// frame that holds it, from the tab's top to the element's own (frames,
+// as the browser's frame tree has them: nodeFrames), is on each secret's
+// domains.
+func (p *Page) checkSecretHosts(frames []*cdp.Frame, used []Secret) error {
 	for _, s := range used {
 		domains := p.secretDomains(s)
-		for _, h := range hosts {
-			if len(domains) == 0 {
-				return fail("", "", ErrSecretDomain, "secret %s has no domains and the page is confined to none: give it domains or allow some", s.Name)
+		if len(domains) == 0 {
+			return fail("", "", ErrSecretDomain, "secret %s has no domains and the page is confined to none: give it domains or allow some", s.Name)
+		}
+		for i, f := range frames {
+			h := frameHost(f)
+			if p.secretAllowedOn(s, h) {
+				continue
 			}
-			if h == "" || !Within(h, domains) {
-				shown := h
-				if shown == "" {
-					shown = "a page with no host"
-				}
-				return fail("", "", ErrSecretDomain, "secret %s may be typed on %s only, and the page is on %s", s.Name, strings.Join(domains, ", "), p.hide(shown))
+			where := "the page is on " + hostOrNone(h)
+			if i > 0 {
+				where = "the field is in a frame on " + hostOrNone(h)
 			}
+			return fail("", "", ErrSecretDomain, "secret %s may be typed on %s only, and %s: nothing was typed", s.Name, strings.Join(domains, ", "), where)
 		}
 	}
 	return nil

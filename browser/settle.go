@@ -83,6 +83,7 @@ func (p *Page) outcome(ctx context.Context, before, after pageState, at marks) (
 	if err := p.missedDocSince(at.missed); err != nil {
 		return Outcome{}, err
 	}
+	p.seenAt(after.URL)
 	out := Outcome{URL: p.shownURL(after.URL)}
 	switch {
 	case p.net.navCount() != at.navs || after.URL != before.URL:

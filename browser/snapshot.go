@@ -2,6 +2,7 @@ package browser
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -23,8 +24,9 @@ type Snapshot struct {
 	Viewport    [2]float64 // the top and bottom of the visible part, in CSS pixels from the top of the page
 	Fingerprint string     // URL + structure: equal fingerprints, same page state
 
-	opts SnapshotOptions
-	page *Page // the page observed, which its indexes resolve on
+	opts  SnapshotOptions
+	page  *Page          // the page observed, which its indexes resolve on
+	hosts map[int]string // each frame's host, by Element.Frame and Block.Frame
 }
 
 // Element is one interactive element. Index is its place in Elements;
@@ -45,6 +47,12 @@ type Element struct {
 	Offscreen   bool              `json:"offscreen,omitempty"` // outside the viewport: scroll to reach it
 	Frame       int               `json:"frame,omitempty"`     // 0 for the top document, n for the n-th frame inside it
 	BackendID   cdp.BackendNodeID `json:"backend_id"`
+
+	// untouchable names the secrets whose values the element shows (in
+	// its words or its list item's) where they may not be typed: no
+	// action may touch it, or the page would learn the value by which of
+	// its elements the agent chose.
+	untouchable []string
 }
 
 // Block is one line of the page as a person reads it: a heading or a run
@@ -58,30 +66,108 @@ type Block struct {
 	Top       float64 `json:"top"` // CSS pixels from the top of the page
 	Bottom    float64 `json:"bottom"`
 	Offscreen bool    `json:"offscreen,omitempty"`
-	List      int     `json:"list,omitempty"` // the list of like items it is part of, from 1; 0 for none
-	Item      int     `json:"item,omitempty"` // the item of that list, from 1
+	List      int     `json:"list,omitempty"`  // the list of like items it is part of, from 1; 0 for none
+	Item      int     `json:"item,omitempty"`  // the item of that list, from 1
+	Frame     int     `json:"frame,omitempty"` // as Element.Frame
 }
 
-// redact applies the rule every output keeps (a HAR file's) to what the
-// snapshot hands on to prompts, logs and results: its address and links
-// by redact.URL, its words by redact.Text. A token in a link's query is
+// redactSnapshot applies the rule every output keeps (a HAR file's) to
+// what the snapshot hands on to prompts, logs and results. First the
+// run's secrets, shown as each frame's host shows them (Page.shown): the
+// page's words of one frame are read as one text, so a value the page
+// split over elements or lines is found across them, and an element that
+// shows a value where it may not be typed, in its words or in its list
+// item's, is marked untouchable. Then the general rule: addresses and
+// links by redact.URL, words by redact.Text. A token in a link's query is
 // no business of the model's, and the agent acts by index, not by href.
-// hide comes first: it shows the run's secrets by name (Placeholder),
-// which the general rule would only mark redacted.
-func (s *Snapshot) redact(hide func(string) string) {
-	text := func(v string) string { return redact.Text(hide(v)) }
-	link := func(v string) string { return redact.URL(hide(v)) }
-	s.URL, s.Title, s.Text = link(s.URL), text(s.Title), text(s.Text)
+func (p *Page) redactSnapshot(s *Snapshot) {
+	top := s.hosts[0]
+	s.URL, s.Title, s.Text = redact.URL(p.hideOn(top, s.URL)), redact.Text(p.hideOn(top, s.Title)), redact.Text(p.hideOn(top, s.Text))
+	p.hideWords(s)
 	for i := range s.Elements {
 		e := &s.Elements[i]
+		host := s.hosts[e.Frame]
+		text := func(v string) string { return redact.Text(p.hideOn(host, v)) }
 		e.Name, e.Placeholder, e.Value = text(e.Name), text(e.Placeholder), text(e.Value)
-		e.Href = link(e.Href)
+		e.Href = redact.URL(p.hideOn(host, e.Href))
 		for j, o := range e.Options {
 			e.Options[j] = text(o)
 		}
 	}
 	for i := range s.Blocks {
-		s.Blocks[i].Text = text(s.Blocks[i].Text)
+		s.Blocks[i].Text = redact.Text(s.Blocks[i].Text)
+	}
+}
+
+// hideWords shows the secrets in the words of each frame, read as one
+// text in document order (blocks, and the name and value of each
+// element), and marks the elements that show one off its domains.
+func (p *Page) hideWords(s *Snapshot) {
+	if len(p.opts.Secrets) == 0 {
+		return
+	}
+	type piece struct {
+		text *string
+		elem int // the element whose words it is, -1 for a block's
+		item [2]int
+	}
+	byFrame := map[int][]piece{}
+	var order []int
+	add := func(frame int, pc piece) {
+		if _, ok := byFrame[frame]; !ok {
+			order = append(order, frame)
+		}
+		byFrame[frame] = append(byFrame[frame], pc)
+	}
+	for i := range s.Blocks {
+		b := &s.Blocks[i]
+		item := [2]int{b.List, b.Item}
+		if b.Element >= 0 && b.Element < len(s.Elements) {
+			e := &s.Elements[b.Element]
+			for _, f := range []*string{&e.Name, &e.Value, &e.Placeholder} {
+				add(e.Frame, piece{f, b.Element, item})
+			}
+			for j := range e.Options {
+				add(e.Frame, piece{&e.Options[j], b.Element, item})
+			}
+			continue
+		}
+		add(b.Frame, piece{&b.Text, -1, item})
+	}
+	for _, frame := range order {
+		host, pieces := s.hosts[frame], byFrame[frame]
+		texts := make([]string, len(pieces))
+		for i, pc := range pieces {
+			texts[i] = *pc.text
+		}
+		out, held := p.shown(host, false).ReplaceAll(texts)
+		untouchable := map[int][]string{}
+		itemHolds := map[[2]int][]string{}
+		for i, pc := range pieces {
+			*pc.text = out[i]
+			names := p.heldOutside(held[i], host)
+			if len(names) == 0 {
+				continue
+			}
+			if pc.elem >= 0 {
+				untouchable[pc.elem] = append(untouchable[pc.elem], names...)
+			}
+			if pc.item[1] != 0 {
+				itemHolds[pc.item] = append(itemHolds[pc.item], names...)
+			}
+		}
+		for _, pc := range pieces {
+			if pc.elem < 0 {
+				continue
+			}
+			names := append(untouchable[pc.elem], itemHolds[pc.item]...)
+			e := &s.Elements[pc.elem]
+			for _, n := range names {
+				if !slices.Contains(e.untouchable, n) {
+					e.untouchable = append(e.untouchable, n)
+				}
+			}
+		}
 	}
 }
 

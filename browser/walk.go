@@ -21,7 +21,9 @@ type walker struct {
 	text       textBuilder // the snapshot's Text
 	hash       hash.Hash
 	frames     int
-	ariaHidden int // depth inside aria-hidden="true" subtrees
+	frame      int                    // the frame being walked: 0 for the top document
+	frameHosts map[cdp.FrameID]string // each frame's host, as the browser's frame tree has it
+	ariaHidden int                    // depth inside aria-hidden="true" subtrees
 
 	blockBuilder
 }
@@ -92,6 +94,13 @@ func (w *walker) document(di, frame int, offset [2]float64) {
 		contentDoc: map[int]int{},
 	}
 	v.url, _ = url.Parse(w.str(d.DocumentURL))
+	w.noteFrame(frame, d, v.url)
+	outer := w.frame
+	w.frame = frame
+	defer func() {
+		w.flush() // a line of words is one frame's
+		w.frame = outer
+	}()
 	if n.ContentDocumentIndex != nil {
 		for i, idx := range n.ContentDocumentIndex.Index {
 			if i < len(n.ContentDocumentIndex.Value) {
@@ -121,6 +130,20 @@ func (w *walker) document(di, frame int, offset [2]float64) {
 	for _, r := range roots {
 		w.node(v, r)
 	}
+}
+
+// noteFrame keeps the host of the frame numbered frame: the browser's
+// (its frame tree's origin, which no script of the page shapes), else the
+// document's URL's.
+func (w *walker) noteFrame(frame int, d *domsnapshot.DocumentSnapshot, u *url.URL) {
+	host, ok := w.frameHosts[cdp.FrameID(w.str(d.FrameID))]
+	if !ok && u != nil {
+		host = u.Hostname()
+	}
+	if w.snapshot.hosts == nil {
+		w.snapshot.hosts = map[int]string{}
+	}
+	w.snapshot.hosts[frame] = host
 }
 
 // skipped elements hold nothing a person reads or uses.

@@ -38,7 +38,6 @@ type Recorder struct {
 	archive  *Archive
 	redactor *Redactor
 	seqs     []int64
-	secrets  map[string]bool // values redacted by name, scrubbed from bodies too
 }
 
 // NewRecorder starts an archive recorded at t; r may be nil (no redaction).
@@ -54,16 +53,12 @@ func (r *Recorder) Add(x Exchange) {
 	e := entryOf(x)
 	vals := r.redactor.secretValues(e)
 	r.redactor.Entry(e)
+	// What the HAR redacts, no other output writes either, and the HAR
+	// holds it nowhere else: not in a body the server echoed it into.
+	redact.Secret(vals...)
+	r.redactor.scrubEntry(e)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for _, v := range vals {
-		if r.secrets == nil {
-			r.secrets = map[string]bool{}
-		}
-		r.secrets[v] = true
-	}
-	// What the HAR redacts, no other output writes either.
-	redact.Secret(vals...)
 	r.archive.Log.Entries = append(r.archive.Log.Entries, e)
 	r.seqs = append(r.seqs, x.Seq)
 }
@@ -80,14 +75,6 @@ func (r *Recorder) Secret(field, value string) {
 		r.redactor.Add(field)
 	}
 	r.redactor.AddValue(value)
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if len(value) >= redact.MinValue {
-		if r.secrets == nil {
-			r.secrets = map[string]bool{}
-		}
-		r.secrets[value] = true
-	}
 }
 
 // Len is how many exchanges are recorded.
@@ -108,7 +95,9 @@ func (r *Recorder) SetTitle(title string) {
 // requests were sent, which is the order replay serves duplicates in. A
 // value redacted by name anywhere in it (a token in a URL, a cookie) is
 // scrubbed from every response body too, where a server may have echoed
-// it: no name marks it there.
+// it: no name marks it there. Every secret value known by now (one
+// learned after its exchange was added, such as a cookie the page set)
+// is scrubbed from every entry again.
 func (r *Recorder) Archive() *Archive {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -120,21 +109,16 @@ func (r *Recorder) Archive() *Archive {
 	entries := make([]*har.Entry, len(idx))
 	for i, j := range idx {
 		e := r.archive.Log.Entries[j]
-		if c := e.Response.Content; c != nil && len(r.secrets) > 0 {
-			c.Text = scrub(c.Text, r.secrets)
-			c.Size = int64(len(c.Text))
-		}
+		r.redactor.scrubEntry(e)
 		entries[i] = e
 	}
 	log := *r.archive.Log
 	log.Entries = entries
-	if len(r.secrets) > 0 {
-		log.Pages = nil
-		for _, pg := range r.archive.Log.Pages {
-			c := *pg
-			c.Title = string(scrub([]byte(c.Title), r.secrets))
-			log.Pages = append(log.Pages, &c)
-		}
+	log.Pages = nil
+	for _, pg := range r.archive.Log.Pages {
+		c := *pg
+		c.Title = r.redactor.values(c.Title)
+		log.Pages = append(log.Pages, &c)
 	}
 	return &Archive{Log: &log}
 }

@@ -4,6 +4,7 @@ import (
 	"mime"
 	"net/url"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/chromedp/cdproto/har"
 
@@ -62,10 +63,13 @@ func (r *Redactor) secret(name string) bool {
 // Header reports whether a header's value is secret.
 func (r *Redactor) Header(name string) bool { return r.secret(name) }
 
-// URL returns u with secret query values replaced. Replay applies the same
-// function to the browser's request before matching, so a redacted URL
-// still matches.
+// URL returns u with secret query values replaced, and every secret
+// value (a typed password, a task's secret, a cookie's value) wherever
+// it stands in u: a path, a query a page's script wrote. Replay applies
+// the same function to the browser's request before matching, so a
+// redacted URL still matches.
 func (r *Redactor) URL(u string) string {
+	u = r.values(u)
 	if r == nil || r.names == nil || !strings.Contains(u, "?") {
 		return u
 	}
@@ -110,7 +114,66 @@ func (r *Redactor) Body(contentType string, body []byte) []byte {
 	}
 	// A typed secret in a body of no known shape (text/plain, a page's
 	// own encoding) has no field to be redacted by.
-	return r.names.Scrub(body)
+	return []byte(r.values(string(body)))
+}
+
+// values replaces every secret value in s: those the redactor was given
+// (AddValue) and the process's (redact.Values), in whatever form the
+// page gave them.
+func (r *Redactor) values(s string) string {
+	if r != nil && r.names != nil {
+		s = r.names.ScrubString(s)
+	}
+	return redact.Values(s)
+}
+
+// scrubEntry replaces every secret value (values) in every string of e
+// a value can travel in: the URL, its query, each header and cookie of
+// either side, the posted data, the redirect and the response's text.
+// Names mark nothing there: a page moves a value where it likes.
+func (r *Redactor) scrubEntry(e *har.Entry) {
+	if e == nil {
+		return
+	}
+	pairs := func(ps []*har.NameValuePair) {
+		for _, p := range ps {
+			if p != nil {
+				p.Name, p.Value = r.values(p.Name), r.values(p.Value)
+			}
+		}
+	}
+	cookies := func(cs []*har.Cookie) {
+		for _, c := range cs {
+			if c != nil {
+				c.Name, c.Value, c.Path = r.values(c.Name), r.values(c.Value), r.values(c.Path)
+			}
+		}
+	}
+	if q := e.Request; q != nil {
+		q.URL = r.values(q.URL)
+		pairs(q.Headers)
+		pairs(q.QueryString)
+		cookies(q.Cookies)
+		if pd := q.PostData; pd != nil {
+			pd.Text = r.values(pd.Text)
+			for _, p := range pd.Params {
+				if p != nil {
+					p.Name, p.Value, p.FileName = r.values(p.Name), r.values(p.Value), r.values(p.FileName)
+				}
+			}
+		}
+	}
+	if s := e.Response; s != nil {
+		pairs(s.Headers)
+		cookies(s.Cookies)
+		s.RedirectURL = r.values(s.RedirectURL)
+		s.StatusText = r.values(s.StatusText)
+		if c := s.Content; c != nil && len(c.Text) > 0 && utf8.Valid(c.Text) {
+			if t := r.values(string(c.Text)); t != string(c.Text) {
+				c.Text, c.Size = []byte(t), int64(len(t))
+			}
+		}
+	}
 }
 
 // Entry redacts an entry in place: headers, cookies, the URL's secret
@@ -215,26 +278,4 @@ func (r *Redactor) secretValues(e *har.Entry) []string {
 		}
 	}
 	return out
-}
-
-// scrub replaces every known secret value in b, as written and as a URL
-// would escape it.
-func scrub(b []byte, secrets map[string]bool) []byte {
-	if len(b) == 0 || len(secrets) == 0 {
-		return b
-	}
-	s := string(b)
-	changed := false
-	for v := range secrets {
-		for _, form := range []string{v, url.QueryEscape(v)} {
-			if strings.Contains(s, form) {
-				s = strings.ReplaceAll(s, form, Redacted)
-				changed = true
-			}
-		}
-	}
-	if !changed {
-		return b
-	}
-	return []byte(s)
 }
