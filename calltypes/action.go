@@ -175,10 +175,10 @@ const (
 func (t Taken) String() string {
 	s := t.Action.String()
 	if t.Element != "" {
-		s += takenOn + oneLine(t.Element)
+		s += takenOn + shown(t.Element)
 	}
 	if t.Outcome != "" {
-		s += takenArrow + oneLine(t.Outcome)
+		s += takenArrow + shown(t.Outcome)
 	}
 	return s
 }
@@ -237,8 +237,4 @@ func cutUnquoted(s, sep string) (before, after string) {
 		}
 	}
 	return s, ""
-}
-
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(s), " ")
 }

@@ -131,10 +131,24 @@ func objectFields(in json.RawMessage) ([]field, bool) {
 }
 
 // isBlock reports whether s can be written on lines of its own: several
-// lines, none of which could be taken for the list's or JSON's.
+// lines, none of which could be taken for the list's or JSON's, nor read
+// as the message's own (a section, a list item, a line of a page the
+// product wrote). A page qualifies as Render writes it: its words never
+// read as anything else, and its url and title are its own.
 func isBlock(s string) bool {
 	first, _, multi := strings.Cut(s, "\n")
-	return multi && first != "" && !strings.HasPrefix(first, "- ") && !strings.ContainsRune(s, '\r')
+	if !multi || first == "" || strings.HasPrefix(first, "- ") || strings.ContainsRune(s, '\r') {
+		return false
+	}
+	if _, err := ParsePage(s); err == nil {
+		return true
+	}
+	for l := range strings.SplitSeq(s, "\n") {
+		if readsAsMarkup(l) || shown(l) != l {
+			return false
+		}
+	}
+	return true
 }
 
 // scalar writes s as it is when it reads back as itself, else as JSON.

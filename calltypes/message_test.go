@@ -46,11 +46,12 @@ title: Shop
 }
 
 // A value that would read as something else is written as JSON: the
-// message reads back into exactly the input.
+// message reads back into exactly the input. A page is written on lines
+// of its own, its words escaped as Render escapes them.
 func TestMessageQuotesWhatWouldReadOtherwise(t *testing.T) {
-	raw := json.RawMessage(`{"goal":"12","question":"","plain":"a & b","padded":" x ","lines":"a\nb","list":["true","- x","ok"],"n":3,"flag":false,"nested":{"a":[1,2]},"none":null,"empty":[],"page":"url: u\ntitle: t\n- not a list"}`)
+	raw := json.RawMessage(`{"goal":"12","question":"","plain":"a & b","padded":" x ","lines":"a\nb","list":["true","- x","ok"],"n":3,"flag":false,"nested":{"a":[1,2]},"none":null,"empty":[],"page":"url: u\ntitle: t\n\\- not a list"}`)
 	msg := Message(raw)
-	for _, want := range []string{`goal: "12"`, `question: ""`, "plain: a & b", `padded: " x "`, `lines: "a\nb"`, `- "true"`, "- - x", "n: 3", "flag: false", `nested: {"a":[1,2]}`, "none: null", "empty: []", "page:\nurl: u\ntitle: t\n- not a list"} {
+	for _, want := range []string{`goal: "12"`, `question: ""`, "plain: a & b", `padded: " x "`, `lines: "a\nb"`, `- "true"`, "- - x", "n: 3", "flag: false", `nested: {"a":[1,2]}`, "none: null", "empty: []", "page:\nurl: u\ntitle: t\n\\- not a list"} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("the message lacks %q:\n%s", want, msg)
 		}

@@ -33,8 +33,10 @@ import (
 // say it), value, placeholder, options, href, and the flags checked,
 // disabled and hidden (no box to see). "… out of view" and "… in view"
 // mark where the lines leave and re-enter the viewport. "+ " before a
-// line marks it new since the last action (the changes view). A line of
-// the page's own words that would read as one of these starts with "\".
+// line marks it new since the last action (the changes view). The page's
+// words are data: nothing invisible is written, and a line of them that
+// would read as one of these, or as a message's section ("goal: …") or
+// list item ("- …"), starts with "\" (see words.go).
 type Page struct {
 	URL   string
 	Title string
@@ -162,9 +164,12 @@ func (p Page) String() string { return p.Render() }
 // Render writes the page in its one written form; see Page.
 func (p Page) Render() string {
 	var b strings.Builder
-	b.WriteString("url: " + oneLine(p.URL) + "\ntitle: " + oneLine(p.Title))
+	b.WriteString("url: " + shown(p.URL) + "\ntitle: " + shown(p.Title))
 	offscreen := false
 	for _, l := range p.Lines {
+		if l.Element == nil && shown(l.Text) == "" {
+			continue // words that show nothing
+		}
 		if l.Offscreen != offscreen && !l.Note {
 			offscreen = l.Offscreen
 			b.WriteString("\n… " + map[bool]string{true: noteOutOfView, false: noteInView}[offscreen])
@@ -183,7 +188,7 @@ func (l Line) String() string {
 	}
 	switch {
 	case l.Note:
-		b.WriteString("… " + oneLine(l.Text))
+		b.WriteString("… " + shown(l.Text))
 		return b.String()
 	case l.Heading > 0:
 		b.WriteString(strings.Repeat("#", min(l.Heading, 6)) + " ")
@@ -192,25 +197,12 @@ func (l Line) String() string {
 		b.WriteString(l.Element.String())
 		return b.String()
 	}
-	text := oneLine(l.Text)
+	text := shown(l.Text)
 	if readsAsMarkup(text) {
 		b.WriteByte('\\')
 	}
 	b.WriteString(text)
 	return b.String()
-}
-
-// readsAsMarkup reports whether a line of words would be read as
-// something else: an element, a heading, a note, a change, an escape.
-func readsAsMarkup(s string) bool {
-	switch {
-	case strings.HasPrefix(s, `\`), strings.HasPrefix(s, "… "), strings.HasPrefix(s, "+ "):
-		return true
-	case headingLevel(s) > 0:
-		return true
-	}
-	_, _, err := scanIndex(s)
-	return err == nil
 }
 
 // headingLevel is the number of "#" a line starts with, before a space.
@@ -229,16 +221,16 @@ func headingLevel(s string) int {
 func (e Element) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "[%d] %s", e.Index, oneWord(e.Role))
-	if n := oneLine(e.Name); n != "" {
+	if n := shown(e.Name); n != "" {
 		b.WriteString(" " + quote(n))
 	}
 	if t := oneWord(e.Type); e.Type != "" && t != "element" {
 		b.WriteString(" type=" + t)
 	}
-	if v := oneLine(e.Value); v != "" {
+	if v := shown(e.Value); v != "" {
 		b.WriteString(" value=" + quote(v))
 	}
-	if p := oneLine(e.Placeholder); p != "" {
+	if p := shown(e.Placeholder); p != "" {
 		b.WriteString(" placeholder=" + quote(p))
 	}
 	if len(e.Options) > 0 {
@@ -251,7 +243,7 @@ func (e Element) String() string {
 			fmt.Fprintf(&b, " +%d more", e.MoreOptions)
 		}
 	}
-	if h := oneLine(e.Href); h != "" {
+	if h := shown(e.Href); h != "" {
 		if strings.ContainsAny(h, ` "`) {
 			h = quote(h)
 		}
@@ -268,7 +260,7 @@ func (e Element) String() string {
 	return b.String()
 }
 
-func quote(s string) string { return strconv.Quote(oneLine(s)) }
+func quote(s string) string { return strconv.Quote(shown(s)) }
 
 // oneWord keeps a role or type to one token of its line.
 func oneWord(s string) string {

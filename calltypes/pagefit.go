@@ -224,7 +224,7 @@ func (p Page) clipLines() Page {
 	lines := slices.Clone(p.Lines)
 	for i, l := range lines {
 		if l.Element == nil && !l.Note {
-			lines[i].Text = clipRunes(oneLine(l.Text), maxLineRunes)
+			lines[i].Text = clipRunes(shown(l.Text), maxLineRunes)
 		}
 	}
 	p.Lines = lines

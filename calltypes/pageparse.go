@@ -71,7 +71,7 @@ func parseLine(s string) (Line, error) {
 		if strings.TrimSpace(rest) == "" {
 			return Line{}, errors.New("a note says nothing")
 		}
-		l.Note, l.Text = true, oneLine(rest)
+		l.Note, l.Text = true, shown(rest)
 		return l, nil
 	}
 	if n := headingLevel(s); n > 0 {
@@ -86,6 +86,10 @@ func parseLine(s string) (Line, error) {
 			return Line{}, err
 		}
 		l.Element = &e
+	case readsAsMarkup(s):
+		// Render writes such words after a "\": as they stand, they are
+		// not a page's.
+		return Line{}, fmt.Errorf("%q reads as a line the view writes, not as the page's words: write words that begin so after a \\", clipRunes(s, 30))
 	default:
 		l.Text = s
 	}
