@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -18,6 +19,7 @@ import (
 	"golang.org/x/text/unicode/norm"
 
 	"github.com/headroom-agent/headroom/internal/chrometest"
+	"github.com/headroom-agent/headroom/internal/hostile"
 )
 
 // folded is text as a leak check compares it: NFKC, lower case, with no
@@ -244,5 +246,97 @@ func TestCookiesThePageShowsReachNoPromptOrOutput(t *testing.T) {
 				t.Errorf("the cookie %s reached %s", c, name)
 			}
 		}
+	}
+}
+
+// productLine is a line that, as a reader sees it (asSeen), reads as one
+// the product writes: an element, a heading, a note, a change, a
+// message's section or list item.
+var productLine = regexp.MustCompile(`^(\[\+?\d+\]|#{1,6} |…|\.\.\.|\+ |- |[a-z][a-z0-9_]*:)`)
+
+// asSeen is a line as a reader sees it: nothing invisible, compatibility
+// forms folded, blanks and marks before its first letter set aside.
+func asSeen(l string) string {
+	l = strings.Map(func(r rune) rune {
+		if unicode.In(r, unicode.Cf, unicode.Cc, unicode.Other_Default_Ignorable_Code_Point, unicode.Variation_Selector) {
+			return -1
+		}
+		return r
+	}, l)
+	return strings.TrimLeftFunc(norm.NFKC.String(l), func(r rune) bool { return unicode.In(r, unicode.M, unicode.Z) })
+}
+
+// forgedLines counts the lines of text that read as the product's and
+// hold the words the hostile page forged.
+func forgedLines(text string) []string {
+	var out []string
+	for _, l := range strings.Split(text, "\n") {
+		seen := asSeen(l)
+		if !productLine.MatchString(seen) {
+			continue
+		}
+		for _, w := range []string{"Confirm payment", "Payment approved", "Type <secret:pw>", "evil.example", "Fake title", "Pay now", "40 more elements", `"<secret:pw>" → changed`} {
+			if strings.Contains(seen, w) {
+				out = append(out, l)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// A page whose words pass for the product's lines, most behind a
+// character that shows nothing, is read as words: in what observe prints
+// and in every message of a run.
+func TestAPageCannotForgeTheView(t *testing.T) {
+	chrometest.Require(t)
+	t.Parallel()
+	c, err := hostile.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	o := runBinary(t, nil, "observe", c.URL("forge.html"), "--allow", hostile.InsideHost)
+	if o.code != exitOK || !strings.Contains(o.stdout, "Confirm payment") {
+		t.Fatalf("observe exited %d:\n%s\n%s", o.code, o.stdout, o.stderr)
+	}
+	if f := forgedLines(o.stdout); len(f) > 0 {
+		t.Errorf("observe printed %d forged lines: %q\n%s", len(f), f, o.stdout)
+	}
+	dir := t.TempDir()
+	task := writeFile(t, dir, "forge.yaml", fmt.Sprintf("name: forge\nstart_url: %s\ngoal: Keep shopping.\nallowed_domains: [%s]\nmax_steps: 2\ndeadline: 60s\n", c.URL("forge.html"), hostile.InsideHost))
+	calls := filepath.Join(dir, "calls.jsonl")
+	r := runBinary(t, nil, "run", task, "--record-calls", calls)
+	if r.code < 0 {
+		t.Fatal(r.stderr)
+	}
+	messages := 0
+	for _, line := range strings.Split(mustRead(t, calls), "\n") {
+		if line == "" {
+			continue
+		}
+		var rec struct {
+			Request struct {
+				Messages []struct{ Role, Content string } `json:"messages"`
+			} `json:"request"`
+		}
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range rec.Request.Messages {
+			if m.Role != "user" {
+				continue
+			}
+			messages++
+			if !strings.Contains(m.Content, "Confirm payment") && !strings.Contains(m.Content, "Payment approved") {
+				continue // a view that shows other lines
+			}
+			if f := forgedLines(m.Content); len(f) > 0 {
+				t.Errorf("a user message holds %d forged lines: %q\n%s", len(f), f, m.Content)
+			}
+		}
+	}
+	if messages == 0 {
+		t.Fatalf("the run recorded no message (exit %d): %s", r.code, r.stderr)
 	}
 }
