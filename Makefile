@@ -36,6 +36,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParseTaken$$' -fuzztime $(FUZZTIME) ./calltypes
 	$(GO) test -run '^$$' -fuzz '^FuzzParsePage$$' -fuzztime $(FUZZTIME) ./calltypes
 	$(GO) test -run '^$$' -fuzz '^FuzzMessage$$' -fuzztime $(FUZZTIME) ./calltypes
+	$(GO) test -run '^$$' -fuzz '^FuzzPageWords$$' -fuzztime $(FUZZTIME) ./calltypes
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./config
 	$(GO) test -run '^$$' -fuzz '^FuzzParseTask$$' -fuzztime $(FUZZTIME) ./agent
 	$(GO) test -run '^$$' -fuzz '^FuzzParseTaskList$$' -fuzztime $(FUZZTIME) ./agent
@@ -45,6 +46,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParseStorageState$$' -fuzztime $(FUZZTIME) ./browser
 	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./browser/replay
 	$(GO) test -run '^$$' -fuzz '^FuzzText$$' -fuzztime $(FUZZTIME) ./internal/redact
+	$(GO) test -run '^$$' -fuzz '^FuzzSecretFound$$' -fuzztime $(FUZZTIME) ./internal/redact
 	$(GO) test -run '^$$' -fuzz '^FuzzEscape$$' -fuzztime $(FUZZTIME) ./internal/plain
 
 bench:

@@ -61,7 +61,7 @@ func OpenStore(ctx context.Context, cfg *Config) (Store, error) {
 	if u, err := url.Parse(addr); err == nil && u.Scheme != "" {
 		scheme = u.Scheme
 		if pw, ok := u.User.Password(); ok {
-			redact.Secret(pw) // a driver's error may quote the URL it dialled
+			redact.Key(pw) // a driver's error may quote the URL it dialled, or a piece of it
 		}
 	}
 	drivers.RLock()

@@ -45,8 +45,8 @@ type Cassette struct {
 
 // NewCassette records: it writes every exchange to w as a JSON line. Any of secrets
 // found in a request or response is replaced before it is written, and so
-// is every secret value the process knows (redact.Secret, which secrets
-// join); headers are never recorded.
+// is every secret value the process knows (redact.Secret; secrets join it as keys,
+// found in pieces too: redact.Key); headers are never recorded.
 func NewCassette(w io.Writer, secrets ...string) *Cassette {
 	var keep []string
 	for _, s := range secrets {
@@ -54,7 +54,7 @@ func NewCassette(w io.Writer, secrets ...string) *Cassette {
 			keep = append(keep, s)
 		}
 	}
-	redact.Secret(keep...)
+	redact.Key(keep...)
 	return &Cassette{w: w, secrets: keep}
 }
 

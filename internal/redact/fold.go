@@ -47,8 +47,19 @@ type unit struct {
 var folder = cases.Fold()
 
 // fold folds s. Characters that are gaps are dropped; the rest keep the
-// span of source bytes they came from.
-func fold(s string) folded {
+// span of source bytes they came from. Escapes are read as what they
+// stand for.
+func fold(s string) folded { return foldAs(s, true) }
+
+// foldLiteral is fold reading every escape as the characters it is
+// written with: a secret right after a literal "%" or "\" ("%0FUZZ…")
+// is found where fold would read its first characters into an escape.
+func foldLiteral(s string) folded { return foldAs(s, false) }
+
+// hasEscapes reports whether fold and foldLiteral may read s apart.
+func hasEscapes(s string) bool { return strings.ContainsAny(s, `\%&`) }
+
+func foldAs(s string, escapes bool) folded {
 	var f folded
 	if s == "" {
 		return f
@@ -61,7 +72,7 @@ func fold(s string) folded {
 	var seg, read [8]unit
 	segment := seg[:0]
 	for i := 0; i < len(s); {
-		us, n := next(s, i, read[:0])
+		us, n := next(s, i, read[:0], escapes)
 		i += n
 		for _, u := range us {
 			if len(segment) > 0 && boundaryBefore(u.r) {
@@ -143,11 +154,11 @@ func gap(r rune) bool {
 // next reads the character at s[i:], reading an escape as the character
 // it stands for (see fold), onto buf; a JSON escape of a control (\n, \t)
 // is a space. It returns the characters and how many bytes they took.
-func next(s string, i int, buf []unit) ([]unit, int) {
-	if c := s[i]; c < utf8.RuneSelf && c != '\\' && c != '%' && c != '&' {
+func next(s string, i int, buf []unit, escapes bool) ([]unit, int) {
+	if c := s[i]; c < utf8.RuneSelf && (!escapes || c != '\\' && c != '%' && c != '&') {
 		return append(buf, unit{rune(c), i, i + 1}), 1
 	}
-	if us, n, ok := escape(s, i, buf); ok {
+	if us, n, ok := escape(s, i, buf); escapes && ok {
 		return us, n
 	}
 	r, n := utf8.DecodeRuneInString(s[i:])

@@ -267,12 +267,17 @@ type span struct {
 // find returns where text holds the entries' values, as source spans in
 // order, those that overlap merged.
 func find(entries []entry, text string) []span {
-	f := fold(text)
-	if len(f.b) == 0 {
-		return nil
+	spans := findIn(fold(text), entries, nil)
+	if hasEscapes(text) {
+		spans = findIn(foldLiteral(text), entries, spans)
 	}
+	return merge(spans)
+}
+
+// findIn appends to spans where the folded text f holds the entries'
+// values.
+func findIn(f folded, entries []entry, spans []span) []span {
 	fs := string(f.b)
-	var spans []span
 	at := func(a, b int, e entry) {
 		spans = append(spans, span{int(f.start[a]), int(f.end[b-1]), e.with, e.value})
 	}
@@ -300,7 +305,7 @@ func find(entries []entry, text string) []span {
 			}
 		}
 	}
-	return merge(spans)
+	return spans
 }
 
 // extend widens the match fs[a:b] of e over what would match e again
