@@ -129,12 +129,9 @@ func (p *Page) shown(host string, markup bool) *redact.Set {
 	if set, ok := p.secretsShown.byHost[key]; ok {
 		return set
 	}
+	// Where one value holds another, the longer match names it (Set).
 	set := &redact.Set{}
-	// Longer values first: one inside another is replaced by the longer's
-	// name where both match.
-	secrets := slices.Clone(p.opts.Secrets)
-	slices.SortStableFunc(secrets, func(a, b Secret) int { return len(b.Value) - len(a.Value) })
-	for _, s := range secrets {
+	for _, s := range p.opts.Secrets {
 		with := redact.Marker
 		if p.secretAllowedOn(s, host) {
 			with = Placeholder(s.Name)

@@ -160,7 +160,7 @@ func (p *Page) hideWords(s *Snapshot) {
 			if pc.elem < 0 {
 				continue
 			}
-			names := append(untouchable[pc.elem], itemHolds[pc.item]...)
+			names := slices.Concat(untouchable[pc.elem], itemHolds[pc.item])
 			e := &s.Elements[pc.elem]
 			for _, n := range names {
 				if !slices.Contains(e.untouchable, n) {

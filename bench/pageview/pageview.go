@@ -268,11 +268,16 @@ func measureTasks(ctx context.Context, o Options, types *calltypes.Registry, r *
 		if t.Replay == "" {
 			continue // nothing to replay offline
 		}
-		res, err := runTask(ctx, o.Browser, t)
+		bo := o.Browser
+		// A task that signs in types its secrets by name, as a run does.
+		if bo.Secrets, err = t.BrowserSecrets(); err != nil {
+			return err
+		}
+		res, err := runTask(ctx, bo, t)
 		if err != nil {
 			return fmt.Errorf("%s: %w", t.Name, err)
 		}
-		row, steps, err := priceTask(ctx, o.Browser, types, t, res)
+		row, steps, err := priceTask(ctx, bo, types, t, res)
 		if err != nil {
 			return fmt.Errorf("%s: %w", t.Name, err)
 		}
