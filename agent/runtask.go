@@ -123,7 +123,7 @@ func openBrowser(ctx context.Context, t *Task, o TaskOptions) (*browser.Page, *r
 	}
 	if path := cmp.Or(o.StorageState, t.StorageState); path != "" {
 		if bo.StorageState, err = browser.LoadStorageState(path); err != nil {
-			return nil, nil, Usage(fmt.Errorf("storage state: %w", err))
+			return nil, nil, Usage(err) // "storage state FILE:LINE: FIELD ..."
 		}
 	}
 	if o.OutDir != "" {

@@ -31,6 +31,9 @@ type SecretSource struct {
 // maxSecretFile bounds a secret's file: a password, a token, a key.
 const maxSecretFile = 64 << 10
 
+// placeholderStart begins every placeholder (browser.Placeholder).
+var placeholderStart = strings.TrimSuffix(browser.Placeholder(""), ">")
+
 // checkSecrets checks the secrets as written, and that every placeholder
 // in the goal and the steps names one; it reads no value.
 func (t *Task) checkSecrets(doc *yamlconf.Doc) error {
@@ -66,16 +69,23 @@ func (t *Task) checkSecrets(doc *yamlconf.Doc) error {
 // name (browser.Options.Secrets); RunTask does this itself. Each value
 // becomes a secret of the process at once: no output writes it. A
 // variable unset or empty, or a file missing or empty, is an error naming
-// the secret (ErrUsage), never an empty value typed.
+// the secret (ErrUsage), never an empty value typed; so is a value that
+// holds a placeholder, which the browser would refuse.
 func (t *Task) BrowserSecrets() ([]browser.Secret, error) {
 	var out []browser.Secret
 	for _, name := range slices.Sorted(maps.Keys(t.Secrets)) {
 		s := t.Secrets[name]
 		v, err := s.read()
-		if err == nil && len(v) < redact.MinValue {
+		switch {
+		case err != nil:
+		case len(v) < redact.MinValue:
 			// Too short to scrub from every output without scrubbing
 			// ordinary words with it.
 			err = fmt.Errorf("the value is %d bytes: a secret needs at least %d to be kept out of every output", len(v), redact.MinValue)
+		case strings.Contains(v, placeholderStart):
+			// Typed, the placeholder in it would stand for another
+			// secret, or for none.
+			err = fmt.Errorf("the value holds %q, which begins a secret's placeholder: a value cannot hold it, so change the secret", placeholderStart)
 		}
 		if err != nil {
 			return nil, Usage(fmt.Errorf("%s: secrets.%s: %w", t.File, name, err))

@@ -19,6 +19,7 @@ func TestTaskSecretsAreCheckedAtTheirLine(t *testing.T) {
 		{"two sources", secretTask + "secrets:\n  pw: {env: A, file: /b}\n", "secrets.pw: a secret comes from env"},
 		{"bad name", "name: s\nstart_url: http://127.0.0.1:8391/\ngoal: g\nsecrets:\n  \"p w\": {env: A}\n", "is not a secret name"},
 		{"bad domain", secretTask + "secrets:\n  pw: {env: A, domains: [\"http://x/\"]}\n", "secrets.pw.domains[0]"},
+		{"an address as a number", secretTask + "secrets:\n  pw: {env: A, domains: [127.1]}\n", `t.yaml:5: secrets.pw.domains[0]: "127.1" is read by a browser as the IP address 127.0.0.1: write the address in full, as 127.0.0.1`},
 		{"undeclared", secretTask, "t.yaml:3: goal: <secret:pw> names no secret"},
 		{"undeclared in a step", secretTask + "secrets:\n  pw: {env: A}\nsteps:\n  - type: \"#u\"\n    text: <secret:user>\n", "steps[0]: <secret:user> names no secret"},
 	} {
@@ -67,5 +68,28 @@ func TestTaskSecretsAreReadWhole(t *testing.T) {
 	}
 	if _, err := task.BrowserSecrets(); err == nil || !strings.Contains(err.Error(), "secrets.user") || !strings.Contains(err.Error(), "is empty") {
 		t.Errorf("empty file: %v", err)
+	}
+}
+
+// A value that holds a placeholder is refused when the secrets are read,
+// as bad usage naming the task file and the secret, and never shown.
+func TestTaskSecretHoldingAPlaceholderIsRefusedWhenRead(t *testing.T) {
+	task, err := agent.ParseTask("t.yaml", []byte(secretTask+"secrets:\n  pw: {env: TASK_PW}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []string{"canary<secret:pw>9931", "<secret:canary-9931", "canary-9931<secret:"} {
+		t.Setenv("TASK_PW", v)
+		_, err := task.BrowserSecrets()
+		if !errors.Is(err, agent.ErrUsage) || !strings.Contains(err.Error(), `t.yaml: secrets.pw: the value holds "<secret:"`) {
+			t.Errorf("a value holding a placeholder: %v", err)
+		}
+		if err != nil && strings.Contains(err.Error(), "canary") {
+			t.Errorf("the error shows the value: %v", err)
+		}
+	}
+	t.Setenv("TASK_PW", "canary<secret-9931>")
+	if _, err := task.BrowserSecrets(); err != nil {
+		t.Errorf("a value with '<secret' but no placeholder: %v", err)
 	}
 }

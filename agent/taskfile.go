@@ -86,6 +86,14 @@ func (t *Task) check(doc *yamlconf.Doc) error {
 			return doc.Errorf(fmt.Sprintf("allowed_domains[%d]", i), "%v", err)
 		}
 	}
+	if len(t.AllowedDomains) == 0 {
+		// The start URL's host is then the one allowed domain (Allowed).
+		for _, d := range t.Allowed() {
+			if err := browser.CheckDomain(d); err != nil {
+				return doc.Errorf("start_url", "its host is the task's allowed domain, as the task names no allowed_domains, and %v: name the hosts the task may reach under allowed_domains", err)
+			}
+		}
+	}
 	if t.AnswerType != "" && !calltypes.ValidName(t.AnswerType) {
 		return doc.Errorf("answer_type", "%q is not a call type name: 1 to 64 letters, digits, '_' or '-'", t.AnswerType)
 	}
@@ -118,8 +126,9 @@ func (t *Task) check(doc *yamlconf.Doc) error {
 	return checkTaskSteps(doc, t.Steps)
 }
 
-// checkStartURL refuses anything but an absolute http(s) URL with a host.
-// The URL is not quoted back: it may carry a token.
+// checkStartURL refuses anything but an absolute http(s) URL with a host
+// written as the browser reads it (browser.CheckHost). The URL is not
+// quoted back, only its host: the rest may carry a token.
 func checkStartURL(s string) error {
 	if s == "" {
 		return errors.New("a task needs a start_url: the http or https page the agent opens first")
@@ -138,6 +147,9 @@ func checkStartURL(s string) error {
 		return errors.New("no host: want an absolute http or https URL such as https://example.com/")
 	case u.User != nil:
 		return errors.New("a user name or password in the URL: credentials do not belong in a task file")
+	}
+	if err := browser.CheckHost(u.Hostname()); err != nil {
+		return fmt.Errorf("its host %w", err)
 	}
 	return nil
 }

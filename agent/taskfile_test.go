@@ -164,9 +164,16 @@ func TestParseTaskErrorsNameFileLineAndField(t *testing.T) {
 		{"start_url with no host", "name: n\nstart_url: 'https:///shop'\ngoal: g\n", "t.yaml:2: start_url: no host"},
 		{"start_url not a URL", "name: n\nstart_url: 'http://[::1'\ngoal: g\n", "t.yaml:2: start_url: not a URL"},
 		{"start_url with a password", "name: n\nstart_url: https://u:secret@example.com/\ngoal: g\n", "t.yaml:2: start_url: a user name or password"},
+		{"start_url host a number", "name: n\nstart_url: http://2130706433:8080/\ngoal: g\n", `t.yaml:2: start_url: its host "2130706433" is read by a browser as the IP address 127.0.0.1: write the address in full, as 127.0.0.1`},
+		{"start_url host in hex", "name: n\nstart_url: http://0x7f.1/shop\ngoal: g\n", `t.yaml:2: start_url: its host "0x7f.1" is read by a browser as the IP address 127.0.0.1: write the address in full, as 127.0.0.1`},
+		{"start_url host in octal", "name: n\nstart_url: http://0177.0.0.1/\ngoal: g\n", `t.yaml:2: start_url: its host "0177.0.0.1" is read by a browser as the IP address 127.0.0.1`},
+		{"start_url host cut short", "name: n\nstart_url: http://127.1/\ngoal: g\nallowed_domains: [127.0.0.1]\n", `t.yaml:2: start_url: its host "127.1" is read by a browser as the IP address 127.0.0.1: write the address in full, as 127.0.0.1`},
+		{"start_url host ends in a number", "name: n\nstart_url: https://shop.1/\ngoal: g\n", `t.yaml:2: start_url: its host "shop.1" ends in a number, so a browser reads it as an IPv4 address, and it is none`},
+		{"start_url host no allowed domain", "name: n\nstart_url: http://my_host:8080/\ngoal: g\n", `t.yaml:2: start_url: its host is the task's allowed domain, as the task names no allowed_domains, and "my_host" is not a host name`},
 		{"missing goal", "name: n\nstart_url: https://example.com/\n", "t.yaml: goal: a task needs a goal"},
 		{"blank goal", "name: n\nstart_url: https://example.com/\ngoal: \"\"\n", "t.yaml:3: goal: a task needs a goal"},
 		{"bad domain", head + "allowed_domains: [example.com, 'http://x.org/']\n", `t.yaml:4: allowed_domains[1]: "http://x.org/" is not a host name`},
+		{"domain an address as a number", head + "allowed_domains: [example.com, 0x7f.1]\n", `t.yaml:4: allowed_domains[1]: "0x7f.1" is read by a browser as the IP address 127.0.0.1: write the address in full, as 127.0.0.1`},
 		{"negative max_steps", head + "max_steps: -1\n", "t.yaml:4: max_steps: -1 is negative"},
 		{"too many max_steps", head + "max_steps: 1001\n", "t.yaml:4: max_steps: 1001 is over the limit of 1000"},
 		{"negative token_budget", head + "token_budget: -5\n", "t.yaml:4: token_budget: -5 is a negative budget"},
@@ -218,9 +225,16 @@ func TestParseTaskAcceptsDefaults(t *testing.T) {
 	if task.MaxSteps != 0 || task.TokenBudget != 0 || task.Deadline != 0 || task.Priority != "" || task.Success != nil || task.Steps != nil {
 		t.Errorf("a minimal task has more than it says: %+v", task)
 	}
-	src := "name: n\nstart_url: HTTPS://Example.com\ngoal: g\ndeadline: 0\npriority: interactive\nsuccess: {url: done}\nsteps:\n  - agent: a\n  - expect: b\n"
-	if _, err := ParseTask("t.yaml", []byte(src)); err != nil {
-		t.Errorf("ParseTask(%q): %v", src, err)
+	for _, src := range []string{
+		"name: n\nstart_url: HTTPS://Example.com\ngoal: g\ndeadline: 0\npriority: interactive\nsuccess: {url: done}\nsteps:\n  - agent: a\n  - expect: b\n",
+		"name: n\nstart_url: http://127.0.0.1:8080/\ngoal: g\n",
+		"name: n\nstart_url: 'http://[::1]:8080/'\ngoal: g\n",
+		// A host the browser reads, though no allowed domain can name it.
+		"name: n\nstart_url: http://my_host:8080/\ngoal: g\nallowed_domains: [my-host.example]\n",
+	} {
+		if _, err := ParseTask("t.yaml", []byte(src)); err != nil {
+			t.Errorf("ParseTask(%q): %v", src, err)
+		}
 	}
 }
 
@@ -351,6 +365,9 @@ func FuzzParseTask(f *testing.F) {
 		"[[[[{a: [",
 		"- - - -",
 		"steps: !00000 00\n",
+		"name: n\nstart_url: http://2130706433:8080/\ngoal: g\n",
+		"name: n\nstart_url: http://0x7f.1/\ngoal: g\nallowed_domains: [127.1]\n",
+		"name: n\nstart_url: http://my_host/\ngoal: g\n",
 	} {
 		f.Add([]byte(s))
 	}
@@ -367,6 +384,12 @@ func FuzzParseTask(f *testing.F) {
 		}
 		if err := checkStartURL(task.StartURL); err != nil {
 			t.Fatalf("accepted start_url %q: %v", task.StartURL, err)
+		}
+		// What the task allows, the browser takes as allowed domains.
+		for _, d := range task.Allowed() {
+			if err := browser.CheckDomain(d); err != nil {
+				t.Fatalf("accepted a task allowing %q: %v", d, err)
+			}
 		}
 	})
 }

@@ -99,6 +99,12 @@ func CheckDomain(d string) error {
 	if net.ParseIP(strings.Trim(h, "[]")) != nil {
 		return nil
 	}
+	// An address written another way (127.1, 0x7f.0x1) would match
+	// nothing the browser loads, and one cut short would match addresses
+	// as a suffix.
+	if err := CheckHost(h); err != nil {
+		return err
+	}
 	ok := len(h) <= 253
 	labels := strings.Split(h, ".")
 	for _, label := range labels {
@@ -113,11 +119,6 @@ func CheckDomain(d string) error {
 	}
 	if !ok {
 		return fmt.Errorf("%q is not a host name or IP address (want example.com, no scheme, port or path)", d)
-	}
-	// No top-level domain is all digits: "1" or "0.0.1" is an address cut
-	// short, which would otherwise match addresses as a suffix.
-	if last := labels[len(labels)-1]; strings.Trim(last, "0123456789") == "" {
-		return fmt.Errorf("%q is neither a host name nor a whole IP address: write the address in full, such as 127.0.0.1", d)
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -154,6 +155,31 @@ func TestLaunchFailures(t *testing.T) {
 			t.Errorf("Open = %v", err)
 		}
 	})
+}
+
+// A browser that cannot be reached is a launch failure that says what to
+// do, and names the address without its user and password, whichever
+// way chromedp or net/http spelled it.
+func TestAttachFailureHidesTheAddressCredentials(t *testing.T) {
+	const pw = "CANARY-PW-7713"
+	for _, addr := range []string{
+		"ws://ada:" + pw + "@127.0.0.1:1/devtools/browser/x",
+		"http://ada:" + pw + "@127.0.0.1:1",
+		"http://ada:" + pw + "@127.0.0.1:1/?token=" + pw,
+		"ws://ada:" + url.QueryEscape(pw+"@/:?") + "@127.0.0.1:1/devtools/browser/x",
+		"ws://" + pw + "@127.0.0.1:1/devtools/browser/x",
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		_, err := Open(ctx, Options{Remote: addr})
+		cancel()
+		if !errors.Is(err, ErrLaunch) || !strings.Contains(err.Error(), "attaching to ") ||
+			!strings.Contains(err.Error(), "127.0.0.1:1") || !strings.Contains(err.Error(), "--remote-debugging-port") {
+			t.Errorf("Open(%s) = %v; want ErrLaunch naming the address and what to do", addr, err)
+		}
+		if err != nil && (strings.Contains(err.Error(), "CANARY") || strings.Contains(err.Error(), "ada")) {
+			t.Errorf("the error shows the address's user or password: %v", err)
+		}
+	}
 }
 
 func TestPageThatNeverLoads(t *testing.T) {

@@ -169,7 +169,8 @@ func TestNavigateRefusesOtherSchemes(t *testing.T) {
 // FuzzCheckDomain: whatever CheckDomain accepts, an address is admitted
 // only by itself, and a name only admits itself and its subdomains.
 func FuzzCheckDomain(f *testing.F) {
-	for _, s := range []string{"example.com", "1", "0.0.1", "127.0.0.1", "::1", "", ".a.b", "a..b", "xn--e1afmkfd.xn--p1ai", "1.2.3.4.5"} {
+	for _, s := range []string{"example.com", "1", "0.0.1", "127.0.0.1", "::1", "", ".a.b", "a..b", "xn--e1afmkfd.xn--p1ai", "1.2.3.4.5",
+		"2130706433", "0x7f.1", "0x7f.0x1", "127.1", "127.0.0.1.", "0177.0.0.1", "shop.0x1"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, d string) {

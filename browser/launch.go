@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -122,3 +123,68 @@ func remoteAllocator(addr string) (context.Context, context.CancelFunc, error) {
 	ctx, cancel := remote.NewAllocator(context.Background(), addr, remote.WithDialTimeout(10*time.Second))
 	return ctx, cancel, nil
 }
+
+// attachHint says what to do when no browser answers at the address.
+const attachHint = "no browser answered there: start Chrome with --remote-debugging-port=PORT and give --browser http://HOST:PORT, " +
+	"or the webSocketDebuggerUrl that http://HOST:PORT/json/version names"
+
+// attachError is err, from attaching to the browser at addr, with the
+// address's user name and password taken out of its words. A user and
+// password in the address reach the browser (or the proxy before it) as
+// basic authentication, and must reach no output: chromedp quotes the
+// address it dials, and net/http shows the user of a URL it fetched.
+func attachError(addr string, err error) error {
+	if err == nil {
+		return nil
+	}
+	msg := hideUserinfo(addr, err.Error())
+	if msg == err.Error() {
+		return err
+	}
+	return &hiddenError{msg: msg, err: err}
+}
+
+// hideUserinfo is msg with the address addr, as written or quoted, shown
+// as redactURL shows it, and any other spelling of its user information
+// taken out.
+func hideUserinfo(addr, msg string) string {
+	shown := redactURL(addr)
+	msg = strings.ReplaceAll(msg, addr, shown)
+	if q := strconv.Quote(addr); len(q) > 2 {
+		msg = strings.ReplaceAll(msg, q[1:len(q)-1], shown)
+	}
+	u, err := url.Parse(addr)
+	if err != nil || u.User == nil {
+		return msg
+	}
+	var forms []string // longest first
+	if _, rest, ok := strings.Cut(addr, "//"); ok {
+		authority, _, _ := strings.Cut(rest, "/")
+		if i := strings.LastIndex(authority, "@"); i >= 0 {
+			forms = append(forms, authority[:i+1])
+		}
+	}
+	forms = append(forms, u.User.String()+"@", u.User.Username()+":***@")
+	if u.User.Username() != "" {
+		forms = append(forms, u.User.Username()+"@")
+	}
+	for _, f := range forms {
+		msg = strings.ReplaceAll(msg, f, "")
+	}
+	// Whatever spelling is left of the password is masked where it stands.
+	if pw, ok := u.User.Password(); ok && pw != "" {
+		for _, f := range []string{pw, url.PathEscape(pw), url.QueryEscape(pw)} {
+			msg = strings.ReplaceAll(msg, f, "***")
+		}
+	}
+	return msg
+}
+
+// hiddenError says msg and wraps err, which says more.
+type hiddenError struct {
+	msg string
+	err error
+}
+
+func (e *hiddenError) Error() string { return e.msg }
+func (e *hiddenError) Unwrap() error { return e.err }

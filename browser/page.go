@@ -362,6 +362,12 @@ func (p *Page) openTab(ctx, alloc context.Context, what string) error {
 	// action: a context with no deadline, ended only by Close.
 	p.ctx, p.cancelTab = chromedp.NewContext(parent, tabOpts...)
 	if err := startBrowser(ctx, p.ctx, o.LaunchTimeout); err != nil {
+		if o.Remote != "" {
+			err = attachError(o.Remote, err)
+			if ctx.Err() == nil {
+				what += ": " + attachHint
+			}
+		}
 		return &Error{Op: "launch", Kind: ErrLaunch, Detail: what, Err: err}
 	}
 	c := chromedp.FromContext(p.ctx)

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -73,12 +74,14 @@ func LoadStorageState(path string) (*StorageState, error) {
 // names it in errors. An error says where the file is wrong (its line)
 // and never quotes what it holds: the values are sessions.
 func ParseStorageState(file string, data []byte) (*StorageState, error) {
-	bad := func(line int, format string, args ...any) error {
-		where := file
+	where := func(line int) string {
 		if line > 0 {
-			where = fmt.Sprintf("%s:%d", file, line)
+			return fmt.Sprintf("%s:%d", file, line)
 		}
-		return fmt.Errorf("storage state %s: %s (want Playwright's storageState JSON: {\"cookies\": [...], \"origins\": [...]})", where, fmt.Sprintf(format, args...))
+		return file
+	}
+	bad := func(line int, format string, args ...any) error {
+		return fmt.Errorf("storage state %s: %s (want Playwright's storageState JSON: {\"cookies\": [...], \"origins\": [...]})", where(line), fmt.Sprintf(format, args...))
 	}
 	if err := safefile.CheckJSONDepth(data, 16); err != nil {
 		return nil, bad(0, "%v", err)
@@ -96,6 +99,9 @@ func ParseStorageState(file string, data []byte) (*StorageState, error) {
 			if field == "" {
 				field = "the top level"
 			}
+			if typ.Type.Kind() == reflect.Float64 && strings.HasPrefix(typ.Value, "number") {
+				return nil, bad(lineAt(data, typ.Offset), "%s is a number too large to hold: want seconds since 1970, or -1 for a session cookie", field)
+			}
 			return nil, bad(lineAt(data, typ.Offset), "%s is a JSON %s: want %s", field, typ.Value, jsonKind(typ.Type.Kind().String()))
 		case errors.Is(err, io.EOF):
 			return nil, bad(0, "empty")
@@ -107,19 +113,22 @@ func ParseStorageState(file string, data []byte) (*StorageState, error) {
 	if dec.More() {
 		return nil, bad(lineAt(data, dec.InputOffset()), "more than one JSON value")
 	}
+	// A field's error quotes no cookie's name or value: they are sessions.
+	badField := func(array string, i int, field, problem string) error {
+		return fmt.Errorf("storage state %s: %s[%d].%s %s", where(jsonLine(data, array, i, field)), array, i, field, problem)
+	}
 	for i, c := range s.Cookies {
-		switch {
-		case c.Name == "":
-			return nil, bad(0, "cookie %d has no name", i+1)
-		case strings.TrimPrefix(c.Domain, ".") == "":
-			return nil, bad(0, "cookie %d (%s) has no domain", i+1, clip(c.Name, 64))
-		case c.SameSite != "" && c.SameSite != "Strict" && c.SameSite != "Lax" && c.SameSite != "None":
-			return nil, bad(0, "cookie %d (%s): sameSite is not Strict, Lax or None", i+1, clip(c.Name, 64))
+		if field, problem := cookieProblem(c); problem != "" {
+			return nil, badField("cookies", i, field, problem)
 		}
 	}
 	for i, o := range s.Origins {
-		if _, ok := originHost(o.Origin); !ok {
-			return nil, bad(0, "origin %d is not scheme://host[:port], such as https://example.com", i+1)
+		h, ok := originHost(o.Origin)
+		if !ok {
+			return nil, badField("origins", i, "origin", "is not scheme://host[:port], such as https://example.com")
+		}
+		if err := CheckHost(h); err != nil {
+			return nil, badField("origins", i, "origin", "has a host that "+err.Error())
 		}
 	}
 	return &s, nil
@@ -149,6 +158,83 @@ func lineAt(data []byte, offset int64) int {
 		offset = 0
 	}
 	return bytes.Count(data[:offset], []byte("\n")) + 1
+}
+
+// jsonLine is the line of data on which the element index of the top
+// level's array writes key, or where the element begins when it does not
+// write key; 0 when neither can be found. Keys are matched as
+// encoding/json matches them, ignoring case, the last of repeated ones.
+func jsonLine(data []byte, array string, index int, key string) int {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return 0
+	}
+	line := 0
+	for dec.More() {
+		k, err := dec.Token()
+		if err != nil {
+			return line
+		}
+		if name, _ := k.(string); !strings.EqualFold(name, array) {
+			if skipJSON(dec) != nil {
+				return line
+			}
+			continue
+		}
+		if t, err := dec.Token(); err != nil || t != json.Delim('[') {
+			return line
+		}
+		for i := 0; dec.More(); i++ {
+			if i == index {
+				line = elementLine(dec, data, key)
+			} else if skipJSON(dec) != nil {
+				return line
+			}
+		}
+		if _, err := dec.Token(); err != nil { // the array's end
+			return line
+		}
+	}
+	return line
+}
+
+// elementLine reads the next element of dec, an object, returning the line
+// of its key (the last of that name), or of its start.
+func elementLine(dec *json.Decoder, data []byte, key string) int {
+	line := lineAt(data, nextToken(data, dec.InputOffset()))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return line
+	}
+	for dec.More() {
+		at := nextToken(data, dec.InputOffset())
+		k, err := dec.Token()
+		if err != nil {
+			return line
+		}
+		if name, _ := k.(string); strings.EqualFold(name, key) {
+			line = lineAt(data, at)
+		}
+		if skipJSON(dec) != nil {
+			return line
+		}
+	}
+	_, _ = dec.Token()
+	return line
+}
+
+// nextToken is the offset of the first byte from offset on that begins a
+// token: past white space and the separators the decoder has not yet read.
+func nextToken(data []byte, offset int64) int64 {
+	for offset < int64(len(data)) && strings.IndexByte(" \t\r\n,:", data[offset]) >= 0 {
+		offset++
+	}
+	return offset
+}
+
+// skipJSON reads past the next value of dec.
+func skipJSON(dec *json.Decoder) error {
+	var v json.RawMessage
+	return dec.Decode(&v)
 }
 
 // originHost is the host of an origin: http or https, a host, no path.

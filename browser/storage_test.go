@@ -1,6 +1,7 @@
 package browser
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -223,8 +224,8 @@ func TestParseStorageStateErrors(t *testing.T) {
 		{`{"cookies": [{"name": "s", "value": "hunter2-secret", "domain": "x", "expires": "soon"}]}`, "state.json:1: cookies.expires is a JSON string: want a number"},
 		{`{"cookies": {"name": "s"}}`, "want an array"},
 		{`{"cookies": [{"name": "s", "value": "hunter2-secret", "domain": "x", "sameSite": "lax"}]}`, "sameSite is not Strict, Lax or None"},
-		{`{"cookies": [{"name": "s", "value": "hunter2-secret"}]}`, "cookie 1 (s) has no domain"},
-		{`{"origins": [{"origin": "hunter2-secret"}]}`, "origin 1 is not scheme://host"},
+		{`{"cookies": [{"name": "s", "value": "hunter2-secret"}]}`, "state.json:1: cookies[0].domain is empty"},
+		{`{"origins": [{"origin": "hunter2-secret"}]}`, "state.json:1: origins[0].origin is not scheme://host"},
 		{`{"cookies": []} {}`, "more than one JSON value"},
 		{`{"cookies": [{"name": "s", "value": "hunter2-secret`, "ends before the JSON does"},
 		{strings.Repeat("[", 40), "nested"},
@@ -245,6 +246,31 @@ func FuzzParseStorageState(f *testing.F) {
 	f.Add([]byte(`{"cookies":[],"origins":[]}`))
 	f.Add([]byte(`{"cookies":[{"name":"a","domain":".x.com","expires":1e308}]}`))
 	f.Add([]byte(`[`))
+	// Cookies Chrome refuses, and some it takes.
+	for _, c := range []string{
+		`{"name":"a;b","value":"v","domain":"x.com"}`,
+		`{"name":"a=b","value":"v","domain":"x.com"}`,
+		`{"name":"s","value":"a\r\nSet-Cookie: b=c","domain":"x.com"}`,
+		`{"name":"s","value":"a\u0000b","domain":"x.com"}`,
+		`{"name":"s","value":"a\tb","domain":"x.com"}`,
+		`{"name":"s","value":" v","domain":"x.com"}`,
+		`{"name":"s","value":"café au lait","domain":"x.com"}`,
+		`{"name":"","value":"a=b","domain":"x.com"}`,
+		`{"name":"","value":"","domain":"x.com"}`,
+		`{"name":"__Host-s","value":"v","domain":".x.com","secure":true}`,
+		`{"name":"__Http-s","value":"v","domain":"x.com","secure":true}`,
+		`{"name":"s","value":"v","domain":"2130706433"}`,
+		`{"name":"s","value":"v","domain":".0x7f.1"}`,
+		`{"name":"s","value":"v","domain":"x.1"}`,
+		`{"name":"s","value":"v","domain":"[::ffff:127.0.0.1]"}`,
+		`{"name":"s","value":"v","domain":"x.com","path":"a"}`,
+		`{"name":"s","value":"v","domain":"x.com","path":"/a\nb"}`,
+		`{"name":"s","value":"v","domain":"x.com","sameSite":"lax"}`,
+		`{"name":"s","value":"v","domain":"x.com","expires":1e400}`,
+	} {
+		f.Add([]byte(`{"cookies":[` + c + `]}`))
+	}
+	f.Add([]byte(`{"origins":[{"origin":"http://127.1:8391","localStorage":[]}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		st, err := ParseStorageState("f.json", data)
 		if err != nil {
@@ -252,6 +278,14 @@ func FuzzParseStorageState(f *testing.F) {
 				t.Fatalf("the error does not name the file: %v", err)
 			}
 			return
+		}
+		// What is read is written back as it was read, and read again.
+		again, err := json.Marshal(st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ParseStorageState("g.json", again); err != nil {
+			t.Fatalf("a state read is refused once written back: %v", err)
 		}
 		kept, dropped := st.Within([]string{"x.com", "127.0.0.1"})
 		if len(kept.Cookies)+len(kept.Origins)+dropped != len(st.Cookies)+len(st.Origins) {

@@ -40,6 +40,10 @@ func benchAgents(fs *pflag.FlagSet) runner {
 			fprintf(stderr, "headroom bench agents: --agents %d must be at least 1, and --processes %d between 0 (one per agent) and --agents\n", *n, *processes)
 			return exitUsage
 		}
+		if err := checkWindow("--window", *window); err != nil {
+			fprintf(stderr, "headroom bench agents: %v\n", err)
+			return exitUsage
+		}
 		if _, err := os.Stat(*tasks); err != nil {
 			return failed(ctx, stderr, "bench agents", agent.Usage(fmt.Errorf("--tasks: %w: run it from the repository's root, or name a task list", err)))
 		}

@@ -39,6 +39,10 @@ func benchFleet(fs *pflag.FlagSet) runner {
 			fprintf(stderr, "headroom bench fleet: --agents %d must be at least --processes %d, which must be at least 1\n", *agents, *processes)
 			return exitUsage
 		}
+		if err := checkWindow("--window", *window); err != nil {
+			fprintf(stderr, "headroom bench fleet: %v\n", err)
+			return exitUsage
+		}
 		opts := fleet.Options{
 			Agents: *agents, Processes: *processes, Redis: *redisURL, Window: *window, Windows: *windows,
 			Progress: stderr,

@@ -31,6 +31,14 @@ func benchStore(fs *pflag.FlagSet) runner {
 	return func(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		// Not a flag default: a password in $REDIS_URL would show in -h.
 		*redisURL = cmp.Or(*redisURL, os.Getenv("REDIS_URL"), "redis://127.0.0.1:6379/15")
+		if *duration <= 0 {
+			fprintf(stderr, "headroom bench store: --duration %v: each row needs some time to run, such as 2s\n", *duration)
+			return exitUsage
+		}
+		if err := checkWindow("--window", *window); err != nil {
+			fprintf(stderr, "headroom bench store: %v\n", err)
+			return exitUsage
+		}
 		var clients []int
 		for _, f := range strings.Split(*clientsFlag, ",") {
 			n, err := strconv.Atoi(strings.TrimSpace(f))

@@ -109,6 +109,7 @@ func build(c command, stdout, stderr io.Writer) *cobra.Command {
 	fs := cmd.Flags()
 	fs.SortFlags = false // in the order declared: the important ones first
 	body := c.flags(fs)
+	boundDurations(fs)
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if code := body(cmd.Context(), args, stdout, stderr); code != exitOK {
 			return exitError(code)

@@ -75,6 +75,10 @@ func runObserve(fs *pflag.FlagSet) runner {
 			fprintf(stderr, "headroom observe: %q is not an http(s) URL\n", replay.DefaultRedactor().URL(start))
 			return exitUsage
 		}
+		if err := checkPageHost(start); err != nil {
+			fprintf(stderr, "headroom observe: URL: %v\n", err)
+			return exitUsage
+		}
 		p, err := browser.Open(ctx, o)
 		if err != nil {
 			return failed(ctx, stderr, "observe", err)
@@ -169,6 +173,21 @@ func viewType(name, configFile string, tokens int) (calltypes.Type, error) {
 func isHTTP(s string) bool {
 	u, err := url.Parse(s)
 	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
+}
+
+// checkPageHost refuses a page URL whose host a browser reads as an
+// address written otherwise (browser.CheckHost): the allowed domains
+// would not match what the browser loads. Only the host is quoted: the
+// rest of a URL may hold a token.
+func checkPageHost(s string) error {
+	u, err := url.Parse(s)
+	if err != nil {
+		return nil // isHTTP has said why
+	}
+	if err := browser.CheckHost(u.Hostname()); err != nil {
+		return fmt.Errorf("its host %w", err)
+	}
+	return nil
 }
 
 // harHas reports whether a holds a GET of start, as recorded (redacted,

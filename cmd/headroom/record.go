@@ -48,6 +48,10 @@ func runRecord(fs *pflag.FlagSet) runner {
 			fprintf(stderr, "headroom record: %q is not an http(s) URL\n", shown)
 			return exitUsage
 		}
+		if err := checkPageHost(start); err != nil {
+			fprintf(stderr, "headroom record: URL: %v\n", err)
+			return exitUsage
+		}
 		if *shots != "" {
 			if err := os.MkdirAll(*shots, 0o755); err != nil {
 				return failed(ctx, stderr, "record", agent.Usage(fmt.Errorf("--screenshots: %w", err)))
