@@ -78,10 +78,10 @@ func (t *Task) BrowserSecrets() ([]browser.Secret, error) {
 		v, err := s.read()
 		switch {
 		case err != nil:
-		case len(v) < redact.MinValue:
+		case redact.Usable(v) != nil:
 			// Too short to scrub from every output without scrubbing
-			// ordinary words with it.
-			err = fmt.Errorf("the value is %d bytes: a secret needs at least %d to be kept out of every output", len(v), redact.MinValue)
+			// ordinary words with it, or part of the mark that replaces it.
+			err = fmt.Errorf("the value cannot be kept out of every output: %w", redact.Usable(v))
 		case strings.Contains(v, placeholderStart):
 			// Typed, the placeholder in it would stand for another
 			// secret, or for none.

@@ -72,8 +72,8 @@ func (o *Options) checkSecrets() error {
 			return &Error{Op: "launch", Kind: ErrLaunch, Detail: fmt.Sprintf("secret %s is given twice", s.Name)}
 		}
 		seen[s.Name] = true
-		if len(s.Value) < redact.MinValue {
-			return &Error{Op: "launch", Kind: ErrLaunch, Detail: fmt.Sprintf("secret %s: its value is shorter than %d bytes, too short to be kept out of every output", s.Name, redact.MinValue)}
+		if err := redact.Usable(s.Value); err != nil {
+			return &Error{Op: "launch", Kind: ErrLaunch, Detail: fmt.Sprintf("secret %s: its value cannot be kept out of every output", s.Name), Err: err}
 		}
 		if strings.Contains(s.Value, "<secret:") {
 			return &Error{Op: "launch", Kind: ErrLaunch, Detail: fmt.Sprintf("secret %s: its value holds a placeholder", s.Name)}

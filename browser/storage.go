@@ -311,6 +311,7 @@ func (p *Page) loadStorage() error {
 	}
 	var cookies []*network.CookieParam
 	for _, c := range kept.Cookies {
+		learnCookie(c.Name, c.Value) // a session the page could show
 		cp := &network.CookieParam{
 			Name: c.Name, Value: c.Value, Domain: c.Domain, Path: c.Path,
 			Secure: c.Secure, HTTPOnly: c.HTTPOnly, SameSite: network.CookieSameSite(c.SameSite),

@@ -739,7 +739,11 @@ func TestRunStartURLNotInTheReplay(t *testing.T) {
 	}
 	task := writeFile(t, dir, "miss.yaml", "name: miss\nstart_url: http://127.0.0.1:8391/shop/nowhere.html\ngoal: Report the price.\n"+
 		"allowed_domains: [127.0.0.1]\nmax_steps: 2\ndeadline: 1m\nreplay: "+har+"\n")
-	code, _, errs := runArgs(t, "run", task)
+	// In a process of its own: run reaps every process below it when it
+	// closes its browser, which in this test's process would be the
+	// other tests' browsers.
+	r := runBinary(t, nil, "run", task)
+	code, errs := r.code, r.stderr
 	if code != exitFailed || !strings.Contains(errs, "http://127.0.0.1:8391/shop/nowhere.html is not in shop-oak-desk-cart.har") ||
 		!strings.Contains(errs, "http://127.0.0.1:8391/shop/") {
 		t.Errorf("exit %d, want 1 naming the URL, the archive and what it holds; stderr:\n%s", code, errs)
