@@ -106,10 +106,18 @@ func (s *Set) add(v, with string, key bool) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if i, ok := s.index[v]; ok {
+		old := s.entries[i]
 		if e.grams == nil {
-			e.grams = s.entries[i].grams
+			e.grams = old.grams
 		}
-		s.entries[i] = e
+		if old.with == e.with && (old.grams == nil) == (e.grams == nil) {
+			return true
+		}
+		// Readers hold the slice without the lock: it is written anew,
+		// never in place.
+		entries := slices.Clone(s.entries)
+		entries[i] = e
+		s.entries = entries
 		return true
 	}
 	if len(s.entries) >= maxValues {
@@ -119,7 +127,7 @@ func (s *Set) add(v, with string, key bool) bool {
 		s.index = map[string]int{}
 	}
 	s.index[v] = len(s.entries)
-	s.entries = append(s.entries, e)
+	s.entries = append(s.entries, e) // past every reader's length
 	return true
 }
 

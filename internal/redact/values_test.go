@@ -2,6 +2,7 @@ package redact
 
 import (
 	"encoding/json"
+	"fmt"
 	"html/template"
 	"net/url"
 	"slices"
@@ -261,5 +262,27 @@ func TestReplaceAllAcrossTexts(t *testing.T) {
 	out, _ = s.ReplaceAll([]string{"pw is Hunter2-", "Quartz, ok"})
 	if strings.Join(out, "|") != "pw is <secret:pw>|, ok" {
 		t.Errorf("ReplaceAll = %q", out)
+	}
+}
+
+// A set is read while values join it and change what replaces them: the
+// race detector holds it to that.
+func TestASetIsSafeForConcurrentUse(t *testing.T) {
+	var s Set
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range 200 {
+			s.Add(fmt.Sprintf("value-%04d-x", i%20), fmt.Sprintf("<%d>", i%3))
+			s.AddKey(fmt.Sprintf("key-%04d-0123456789abcdef", i%10), Marker)
+		}
+	}()
+	for range 200 {
+		s.Replace("value-0003-x and key-0004-0123456789abcdef")
+		s.ReplaceAll([]string{"value-00", "03-x"})
+	}
+	<-done
+	if got := s.Replace("value-0003-x"); got == "value-0003-x" {
+		t.Errorf("the value was not replaced: %q", got)
 	}
 }
