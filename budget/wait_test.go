@@ -1,8 +1,11 @@
 package budget_test
 
 import (
+	"context"
+	"errors"
 	"math"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -46,5 +49,103 @@ func TestAskedWaitReadsWhatAServerCanSay(t *testing.T) {
 	}
 	if w := budget.AskedWait(http.Header{"Retry-After": {farFuture}}, now); w.Seconds < 2.5e11 || w.String() != "2.52e+11 s" {
 		t.Errorf("the year 9999 is %v (%s) away", w.Seconds, w)
+	}
+}
+
+// A 429 asking for a wait past the call's deadline fails the call at once,
+// saying so: the call neither sleeps towards the year 9999 nor waits for a
+// deadline it cannot make.
+func TestA429AskingPastTheDeadlineFailsAtOnce(t *testing.T) {
+	for _, c := range []struct {
+		name, header, value string
+		deadline            time.Duration // 0: none
+		want                string
+	}{
+		{"a date", "Retry-After", farFuture, 30 * time.Second, "d1 asked to wait 2.52e+11 s (Retry-After), past the call's deadline, 30 s away"},
+		{"a number", "Retry-After-Ms", "1e400", 30 * time.Second, "d1 asked to wait longer than a number holds (retry-after-ms), past the call's deadline"},
+		{"no deadline", "Retry-After", farFuture, 0, "longer than a call with no deadline waits (10m0s)"},
+		{"an hour, no deadline", "Retry-After", "3600", 0, "d1 asked to wait 3.6e+03 s (Retry-After)"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			store := memStore()
+			r := router(t, store, config(t, "", "d1:100000"))
+			ctx := context.Background()
+			if c.deadline > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, c.deadline)
+				defer cancel()
+			}
+			sent := 0
+			type result struct {
+				err  error
+				took time.Duration
+			}
+			done := make(chan result, 1)
+			go func() {
+				began := time.Now()
+				_, _, err := r.Do(ctx, budget.Call{Tokens: 100}, func(context.Context, *budget.Lease) budget.Outcome {
+					sent++
+					return budget.Outcome{Sent: true, Status: http.StatusTooManyRequests, Header: http.Header{c.header: {c.value}}}
+				})
+				done <- result{err, time.Since(began)}
+			}()
+			var res result
+			select {
+			case res = <-done:
+			case <-time.After(time.Minute):
+				t.Fatalf("the call still waits a minute after a 429 asking for %s: %s", c.header, c.value)
+			}
+			var ce *budget.CallError
+			if !errors.Is(res.err, budget.ErrShed) || !errors.As(res.err, &ce) || ce.Status != 429 || !strings.Contains(res.err.Error(), c.want) {
+				t.Errorf("after %v: %v\nwant a call error for the 429 that wraps ErrShed and says %q", res.took, res.err, c.want)
+			}
+			if sent != 1 {
+				t.Errorf("sent %d times: a wait past the deadline is not waited for", sent)
+			}
+			// The fleet's breaker is open, but not for centuries: one call
+			// every MaxBreakerWait asks again.
+			us, err := store.Usage(bg, "d1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if open := us[0].OpenUntil.Sub(us[0].Now); open <= 0 || open > budget.MaxBreakerWait {
+				t.Errorf("the breaker is open for %v, want (0, %v]", open, budget.MaxBreakerWait)
+			}
+		})
+	}
+}
+
+// A far Retry-After on one deployment moves the call to another at once,
+// and a sane one still holds its deployment's breaker open for the fleet
+// for as long as it asked.
+func TestAFarRetryAfterMovesOnAndASaneOneStillOpensTheBreaker(t *testing.T) {
+	store := memStore()
+	r := router(t, store, config(t, "", "a:100000", "b:100000"))
+	ctx, cancel := context.WithTimeout(bg, 30*time.Second)
+	defer cancel()
+	var seen []string
+	_, l, err := r.Do(ctx, budget.Call{Tokens: 100}, func(_ context.Context, l *budget.Lease) budget.Outcome {
+		seen = append(seen, l.Deployment.Name)
+		if len(seen) == 1 {
+			return budget.Outcome{Sent: true, Status: 429, Header: http.Header{"Retry-After": {farFuture}}}
+		}
+		return budget.Outcome{Sent: true, Status: 200, UsedTokens: 50}
+	})
+	if err != nil || len(seen) != 2 || seen[0] == seen[1] || l.Deployment.Name != seen[1] {
+		t.Fatalf("a far 429, then another deployment: %v, tried %v", err, seen)
+	}
+
+	_, _, err = r.Do(ctx, budget.Call{Tokens: 100}, func(_ context.Context, l *budget.Lease) budget.Outcome {
+		return budget.Outcome{Sent: true, Status: 429, Header: http.Header{"Retry-After": {"20"}}}
+	})
+	if err == nil {
+		t.Fatal("every deployment answered 429 and the call succeeded")
+	}
+	us, err := store.Usage(bg, l.Deployment.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if open := us[0].OpenUntil.Sub(us[0].Now); open < 15*time.Second || open > 20*time.Second {
+		t.Errorf("%s's breaker is open for %v after a Retry-After of 20 s", l.Deployment.Name, open)
 	}
 }
