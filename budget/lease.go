@@ -30,8 +30,12 @@ type Outcome struct {
 	Err    error
 }
 
-// OK reports a 2xx answer.
-func (o Outcome) OK() bool { return o.Sent && o.Status >= 200 && o.Status < 300 }
+// OK reports a 2xx answer the sender could read. A 2xx with an Err is an
+// answer that came and was not the API's (a proxy's page, a body cut
+// short or past its bound): not a success, and not retried.
+func (o Outcome) OK() bool { return o.Sent && o.answered() && o.Err == nil }
+
+func (o Outcome) answered() bool { return o.Status >= 200 && o.Status < 300 }
 
 // Retryable reports an answer another attempt may fix: 429, 408, 5xx, or
 // no answer at all. Other 4xx mean the request is wrong and would be wrong
@@ -51,7 +55,8 @@ func (o Outcome) Retryable() bool {
 }
 
 // Done ends the lease with what happened: it settles or cancels the
-// reservation, feeds the headers back (a lowered limit, use the store did
+// reservation (an answer that came and could not be read keeps its
+// charge), feeds the headers back (a lowered limit, use the store did
 // not see), opens the shared breaker on a 429 for its Retry-After (at
 // most MaxBreakerWait), and counts server errors toward the local
 // breaker. It returns the cause of a 429 (empty otherwise).
@@ -91,6 +96,11 @@ func (l *Lease) done(ctx context.Context, o Outcome, fb Feedback, now time.Time)
 		}
 		_, _ = st.OpenBreaker(ctx, d.QuotaKey, wait)
 		return cause
+	case o.Sent && o.answered():
+		// An answer came and could not be read: Azure may have charged
+		// it, so the charge is kept. Asking again would get the same.
+		_ = st.Settle(ctx, l.Reservation, 0)
+		l.route.br.release(l.probe)
 	case o.Retryable():
 		// The call may have been admitted and charged: keep the charge.
 		_ = st.Settle(ctx, l.Reservation, 0)

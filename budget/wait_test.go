@@ -149,3 +149,51 @@ func TestAFarRetryAfterMovesOnAndASaneOneStillOpensTheBreaker(t *testing.T) {
 		t.Errorf("%s's breaker is open for %v after a Retry-After of 20 s", l.Deployment.Name, open)
 	}
 }
+
+// A 2xx answer its sender could not read (a proxy's page, a body cut
+// short) is no success: the call fails, is not sent again, and keeps its
+// charge, as Azure may have counted it.
+func TestA2xxThatCouldNotBeReadFailsTheCall(t *testing.T) {
+	store := memStore()
+	r := router(t, store, config(t, "", "a:100000", "b:100000"))
+	bad := errors.New("the answer is an HTML page")
+	if (budget.Outcome{Sent: true, Status: 200, Err: bad}).OK() {
+		t.Error("a 200 with an error is OK")
+	}
+	sent := 0
+	_, _, err := r.Do(bg, budget.Call{Tokens: 100}, func(context.Context, *budget.Lease) budget.Outcome {
+		sent++
+		return budget.Outcome{Sent: true, Status: 200, Err: bad}
+	})
+	var ce *budget.CallError
+	if !errors.As(err, &ce) || ce.Status != 200 || !errors.Is(err, bad) || sent != 1 {
+		t.Fatalf("a 200 that could not be read, sent %d time(s): %v", sent, err)
+	}
+	us, err := store.Usage(bg, ce.Deployment)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if us[0].Reserved != 100 {
+		t.Errorf("%s holds %d tokens after the unread answer, want its 100 kept", ce.Deployment, us[0].Reserved)
+	}
+	if m := r.Metrics.Snapshot(); m.Completed != 0 || m.Failed != 1 {
+		t.Errorf("metrics %+v: want the call failed, none completed", m)
+	}
+}
+
+// A usage field claiming less than nothing gives no room back.
+func TestANegativeUseSettlesAsNone(t *testing.T) {
+	store := budget.NewMemStore(budget.MemOptions{Policy: budget.Refund})
+	r := router(t, store, config(t, "", "a:100000"))
+	store.Absorb(bg, "a", 5000, 0) // another caller's use
+	_, _, err := r.Do(bg, budget.Call{Tokens: 100}, func(context.Context, *budget.Lease) budget.Outcome {
+		return budget.Outcome{Sent: true, Status: 200, UsedTokens: -1_000_000}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	us, _ := store.Usage(bg, "a")
+	if us[0].Reserved < 5000 {
+		t.Errorf("reserved %d after an answer claiming -1,000,000 tokens used: others' room was given back", us[0].Reserved)
+	}
+}
