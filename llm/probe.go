@@ -44,7 +44,14 @@ type ProbeOptions struct {
 	HTTPClient *http.Client
 	// Getenv reads the variable auth.api_key_env names; default os.Getenv.
 	Getenv func(string) string
+	// Timeout bounds a probe whose context has no deadline; 0 is
+	// DefaultProbeTimeout.
+	Timeout time.Duration
 }
+
+// DefaultProbeTimeout bounds a probe given no deadline: a deployment that
+// has not answered a one-token call by then is not answering.
+const DefaultProbeTimeout = 20 * time.Second
 
 // Probe sends one chat completion to d that costs as little as Azure
 // allows (a one-word prompt, a cap of one token, n 1, the lowest
@@ -77,6 +84,11 @@ func probeChat(ctx context.Context, d budget.Deployment, prompt string, maxToken
 	getenv := o.Getenv
 	if getenv == nil {
 		getenv = os.Getenv
+	}
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, positiveOr(o.Timeout, DefaultProbeTimeout))
+		defer cancel()
 	}
 	httpClient := o.HTTPClient
 	if httpClient == nil {
