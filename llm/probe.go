@@ -40,7 +40,9 @@ type ProbeResult struct {
 
 // ProbeOptions are the optional parts of Probe.
 type ProbeOptions struct {
-	// HTTPClient sends the request; default a fresh one.
+	// HTTPClient sends the request; default a fresh one. Its redirect
+	// policy is replaced: a redirect from an Azure endpoint is never
+	// followed.
 	HTTPClient *http.Client
 	// Getenv reads the variable auth.api_key_env names; default os.Getenv.
 	Getenv func(string) string
@@ -90,13 +92,9 @@ func probeChat(ctx context.Context, d budget.Deployment, prompt string, maxToken
 		ctx, cancel = context.WithTimeout(ctx, positiveOr(o.Timeout, DefaultProbeTimeout))
 		defer cancel()
 	}
-	httpClient := o.HTTPClient
-	if httpClient == nil {
-		httpClient = &http.Client{}
-	}
 	opts := []option.RequestOption{
 		azure.WithEndpoint(d.Resource(), d.APIVersion),
-		option.WithHTTPClient(httpClient),
+		option.WithHTTPClient(azureClient(o.HTTPClient)),
 		option.WithMaxRetries(0),
 	}
 	if plainHTTP(d.Resource()) {
@@ -153,7 +151,12 @@ func probeChat(ctx context.Context, d budget.Deployment, prompt string, maxToken
 	client := openai.NewClient(opts...)
 	start := time.Now()
 	var raw *http.Response
-	res, err := client.Chat.Completions.New(ctx, p, option.WithResponseInto(&raw))
+	w := &answerWatch{limit: answerBound(maxTokens, 1)}
+	res, err := client.Chat.Completions.New(ctx, p, option.WithResponseInto(&raw), option.WithMiddleware(w.middleware))
+	if err == nil && (res == nil || len(res.Choices) == 0) {
+		err = errNoCompletion
+	}
+	err = w.check(ctx, &d, raw, err)
 	a := answer{latency: time.Since(start)}
 	mu.Lock()
 	if !wrote.IsZero() && first.After(wrote) {
@@ -161,19 +164,33 @@ func probeChat(ctx context.Context, d budget.Deployment, prompt string, maxToken
 	}
 	mu.Unlock()
 	var apierr *openai.Error
+	var ee *EndpointError
 	switch {
+	case errors.As(err, &ee):
+		// An answer, but not the API's: a redirect, a proxy's page, a
+		// body past its bound.
+		a.status = ee.Status
+		if raw != nil {
+			a.header = rateHeaders(raw.Header)
+		}
+		ee.What = scrub(ee.What)
+		return a, redact.Error(ee)
 	case errors.As(err, &apierr):
 		a.status, a.code, a.message = apierr.StatusCode, scrub(apierr.Code), scrub(cut(apierr.Message, 300))
 		if apierr.Response != nil {
 			a.header = rateHeaders(apierr.Response.Header)
 		}
 		return a, nil
+	case err != nil && ctx.Err() != nil:
+		if raw != nil {
+			a.status, a.header = raw.StatusCode, rateHeaders(raw.Header)
+		}
+		return a, redact.Error(fmt.Errorf("%s (%s) gave no whole answer before the probe's deadline: %s", d.Name, endpointHost(&d), scrub(err.Error())))
 	case err != nil && raw != nil:
-		// An answer, but not a chat completion (a proxy's page, say).
 		a.status, a.header = raw.StatusCode, rateHeaders(raw.Header)
-		return a, fmt.Errorf("the answer (HTTP %d) is not a chat completion: %s", raw.StatusCode, scrub(err.Error()))
+		return a, redact.Error(fmt.Errorf("the answer (HTTP %d) is not a chat completion: %s", raw.StatusCode, scrub(err.Error())))
 	case err != nil:
-		return a, errors.New(scrub(err.Error()))
+		return a, redact.Error(errors.New(scrub(err.Error())))
 	}
 	a.model, a.usage = res.Model, res.Usage
 	if raw != nil {
