@@ -32,6 +32,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParseDeploymentFlag$$' -fuzztime $(FUZZTIME) ./llm/azuresim
 	$(GO) test -run '^$$' -fuzz '^FuzzChatBody$$' -fuzztime $(FUZZTIME) ./llm/azuresim
 	$(GO) test -run '^$$' -fuzz '^FuzzHeuristic$$' -fuzztime $(FUZZTIME) ./llm/azuresim/heuristic
+	$(GO) test -run '^$$' -fuzz '^FuzzChatResponse$$' -fuzztime $(FUZZTIME) ./llm
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./calltypes
 	$(GO) test -run '^$$' -fuzz '^FuzzParseTaken$$' -fuzztime $(FUZZTIME) ./calltypes
 	$(GO) test -run '^$$' -fuzz '^FuzzParsePage$$' -fuzztime $(FUZZTIME) ./calltypes

@@ -63,7 +63,7 @@ var ExitCauses = []ExitCause{
 		var ie *calltypes.InputError
 		return errors.Is(err, ErrUsage) || errors.As(err, &ye) || errors.As(err, &ie)
 	}},
-	{ExitBudget, "the budget: a call shed, or too large for every deployment, or the budget store (Redis) unreachable, at start or mid-run", func(_ context.Context, s Status, err error) bool {
+	{ExitBudget, "the budget: a call shed (a 429 asking to wait past its deadline among them), or too large for every deployment, or the budget store (Redis) unreachable, at start or mid-run", func(_ context.Context, s Status, err error) bool {
 		return s == Shed || errors.Is(err, budget.ErrShed) || errors.Is(err, budget.ErrTooLarge) || errors.Is(err, budget.ErrUnavailable)
 	}},
 	{ExitFailed, "a replay without the page asked for: the browser is fine, the recording went elsewhere", func(_ context.Context, _ Status, err error) bool {
@@ -77,7 +77,7 @@ var ExitCauses = []ExitCause{
 		}
 		return false
 	}},
-	{ExitFailed, "anything else: the goal unmet, stuck, a step failed, the task's token budget or deadline reached, a cassette without the call asked for, an answer no repair made valid", func(context.Context, Status, error) bool {
+	{ExitFailed, "anything else: the goal unmet, stuck, a step failed, the task's token budget or deadline reached, a cassette without the call asked for, an answer no repair made valid, an answer that is not the API's (a proxy's page, a body cut short or past its bound, a redirect)", func(context.Context, Status, error) bool {
 		return true
 	}},
 }

@@ -50,6 +50,8 @@ func TestExitCodePerCause(t *testing.T) {
 		{"a replay without the page", live, Errored, &browser.Error{Op: "navigate", Kind: browser.ErrNotRecorded}, ExitFailed},
 		{"a cassette without the call", live, Errored, wrap(llm.ErrReplayMismatch), ExitFailed},
 		{"an answer no repair made valid", live, Errored, &llm.InvalidOutputError{Type: "click-pick", Err: errors.New("not JSON")}, ExitFailed},
+		{"an answer that is not the API's", live, Errored, wrap(&llm.EndpointError{Deployment: "d1", Host: "127.0.0.1:8080", Status: 200, What: "an empty body"}), ExitFailed},
+		{"a Retry-After past the deadline", live, "", wrap(&budget.WaitError{Deployment: "d1", Asked: budget.Wait{Seconds: 2.5e11, Header: "Retry-After"}}), ExitBudget},
 	} {
 		if got := ExitCode(c.ctx, c.status, c.err); got != c.code {
 			t.Errorf("%s: exit %d, want %d", c.cause, got, c.code)

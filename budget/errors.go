@@ -42,6 +42,26 @@ func (r *Refusal) Error() string {
 	return fmt.Sprintf("budget: %s: %s limit reached; room in %v", r.Deployment, r.Limit, r.Wait.Round(time.Millisecond))
 }
 
+// WaitError is a 429 whose Retry-After runs past what the call can wait:
+// its deadline, or MaxBreakerWait when it has none. It wraps ErrShed:
+// the budget could not be had in time.
+type WaitError struct {
+	Deployment string
+	Asked      Wait
+	Left       time.Duration // what the call had left to wait
+	Deadline   bool          // Left is to the call's deadline
+}
+
+func (e *WaitError) Error() string {
+	past := "past the call's deadline, " + Wait{Seconds: max(0, e.Left.Seconds())}.String() + " away"
+	if !e.Deadline {
+		past = "longer than a call with no deadline waits (" + e.Left.String() + ")"
+	}
+	return fmt.Sprintf("%s asked to wait %s (%s), %s", e.Deployment, e.Asked, e.Asked.Header, past)
+}
+
+func (e *WaitError) Unwrap() error { return ErrShed }
+
 // ErrUnavailable is what every store error wraps when the store cannot be
 // reached or answers too slowly; test with errors.Is. The caller decides
 // whether to wait, fail or fall back; the store never retries in a loop.

@@ -1,6 +1,7 @@
 package budget
 
 import (
+	"errors"
 	"math"
 	"net/http"
 	"strconv"
@@ -57,31 +58,80 @@ func count(h http.Header, names []string) int64 {
 	return -1
 }
 
-// RetryAfter is how long h asks the caller to wait: retry-after-ms (or
-// x-ms-retry-after-ms), else retry-after in seconds or as an HTTP date;
-// 0 when none is usable.
+// RetryAfter is how long h asks the caller to wait (see AskedWait); 0
+// when it asks nothing usable. A wait longer than a Duration holds (an
+// HTTP date in the year 9999, "1e400") is the longest Duration, never one
+// that wraps around.
 func RetryAfter(h http.Header, now time.Time) time.Duration {
+	return AskedWait(h, now).Duration()
+}
+
+// Wait is what an answer's headers ask a caller to wait before it asks
+// again, as they said it: Seconds may be far past what a Duration holds
+// (+Inf for a number too large for a float64), and Header names the one
+// it came from.
+type Wait struct {
+	Seconds float64
+	Header  string
+}
+
+// AskedWait reads retry-after-ms (or x-ms-retry-after-ms), else
+// retry-after in seconds or as an HTTP date, relative to now. What no
+// server means (a negative number, NaN, a date already past, text) is no
+// wait: the zero Wait.
+func AskedWait(h http.Header, now time.Time) Wait {
 	for _, n := range []string{"retry-after-ms", "x-ms-retry-after-ms"} {
-		if v := strings.TrimSpace(h.Get(n)); v != "" {
-			if ms, err := strconv.ParseFloat(v, 64); err == nil && ms > 0 && ms < 1e9 {
-				return time.Duration(ms * float64(time.Millisecond))
-			}
+		if ms, ok := seconds(h.Get(n)); ok && ms > 0 {
+			return Wait{Seconds: ms / 1000, Header: n}
 		}
 	}
 	v := strings.TrimSpace(h.Get("retry-after"))
-	if v == "" {
-		return 0
-	}
-	if s, err := strconv.ParseFloat(v, 64); err == nil {
-		if s > 0 && s < 1e6 {
-			return time.Duration(s * float64(time.Second))
+	if s, ok := seconds(v); ok {
+		if s > 0 {
+			return Wait{Seconds: s, Header: "Retry-After"}
 		}
-		return 0
+		return Wait{}
 	}
 	if t, err := http.ParseTime(v); err == nil && t.After(now) {
-		return t.Sub(now)
+		// In seconds first: a date centuries away is past what a
+		// Duration between two times can hold.
+		return Wait{Seconds: float64(t.Unix()-now.Unix()) + float64(t.Nanosecond()-now.Nanosecond())/1e9, Header: "Retry-After"}
 	}
-	return 0
+	return Wait{}
+}
+
+// seconds reads a header's number; one too large for a float64 is +Inf.
+func seconds(v string) (float64, bool) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(v, 64)
+	var ne *strconv.NumError
+	if err != nil && !(errors.As(err, &ne) && ne.Err == strconv.ErrRange) || math.IsNaN(f) {
+		return 0, false
+	}
+	return f, true
+}
+
+// Duration is the wait as a Duration: the longest one for a wait past
+// what a Duration holds, 0 for none.
+func (w Wait) Duration() time.Duration {
+	switch {
+	case !(w.Seconds > 0):
+		return 0
+	case w.Seconds >= float64(math.MaxInt64)/float64(time.Second):
+		return time.Duration(math.MaxInt64)
+	}
+	return time.Duration(w.Seconds * float64(time.Second))
+}
+
+// String says the wait as a person reads it: "7 s", "2.5e+11 s".
+func (w Wait) String() string {
+	if math.IsInf(w.Seconds, 1) {
+		return "longer than a number holds"
+	}
+	return strconv.FormatFloat(w.Seconds, 'g', 3, 64) + " s"
 }
 
 // Cause is why Azure refused a call. The three known causes have three

@@ -30,8 +30,12 @@ type Outcome struct {
 	Err    error
 }
 
-// OK reports a 2xx answer.
-func (o Outcome) OK() bool { return o.Sent && o.Status >= 200 && o.Status < 300 }
+// OK reports a 2xx answer the sender could read. A 2xx with an Err is an
+// answer that came and was not the API's (a proxy's page, a body cut
+// short or past its bound): not a success, and not retried.
+func (o Outcome) OK() bool { return o.Sent && o.answered() && o.Err == nil }
+
+func (o Outcome) answered() bool { return o.Status >= 200 && o.Status < 300 }
 
 // Retryable reports an answer another attempt may fix: 429, 408, 5xx, or
 // no answer at all. Other 4xx mean the request is wrong and would be wrong
@@ -51,10 +55,11 @@ func (o Outcome) Retryable() bool {
 }
 
 // Done ends the lease with what happened: it settles or cancels the
-// reservation, feeds the headers back (a lowered limit, use the store did
-// not see), opens the shared breaker on a 429 for its Retry-After, and
-// counts server errors toward the local breaker. It returns the cause of a
-// 429 (empty otherwise).
+// reservation (an answer that came and could not be read keeps its
+// charge), feeds the headers back (a lowered limit, use the store did
+// not see), opens the shared breaker on a 429 for its Retry-After (at
+// most MaxBreakerWait), and counts server errors toward the local
+// breaker. It returns the cause of a 429 (empty otherwise).
 func (l *Lease) Done(ctx context.Context, o Outcome) Cause {
 	if l.ended {
 		return ""
@@ -85,12 +90,17 @@ func (l *Lease) done(ctx context.Context, o Outcome, fb Feedback, now time.Time)
 		cause := Classify(fb, d.QuotaTPM, l.Reservation.Tokens)
 		r.Metrics.limited(d.Name, cause)
 		r.census429(d.QuotaKey, cause)
-		wait := fb.RetryAfter
+		wait := min(fb.RetryAfter, MaxBreakerWait)
 		if wait <= 0 {
 			wait = time.Second
 		}
 		_, _ = st.OpenBreaker(ctx, d.QuotaKey, wait)
 		return cause
+	case o.Sent && o.answered():
+		// An answer came and could not be read: Azure may have charged
+		// it, so the charge is kept. Asking again would get the same.
+		_ = st.Settle(ctx, l.Reservation, 0)
+		l.route.br.release(l.probe)
 	case o.Retryable():
 		// The call may have been admitted and charged: keep the charge.
 		_ = st.Settle(ctx, l.Reservation, 0)
@@ -111,6 +121,26 @@ func (l *Lease) done(ctx context.Context, o Outcome, fb Feedback, now time.Time)
 	}
 	return ""
 }
+
+// tooLong is a *WaitError when w, what deployment asked a call to wait,
+// runs past the call's deadline, or past MaxBreakerWait for a call with
+// none; nil when the call can wait it out.
+func tooLong(ctx context.Context, deployment string, w Wait) *WaitError {
+	e := &WaitError{Deployment: deployment, Asked: w, Left: MaxBreakerWait}
+	if dl, ok := ctx.Deadline(); ok {
+		e.Left, e.Deadline = time.Until(dl), true
+	}
+	if !(w.Seconds > 0) || w.Duration() <= e.Left {
+		return nil
+	}
+	return e
+}
+
+// MaxBreakerWait bounds how long one 429 closes a deployment to the
+// fleet: an answer that asks for longer (a Retry-After in the year 9999)
+// is taken at this, and the call after it, refused again if the wait was
+// meant, costs one 429, which Azure does not charge.
+const MaxBreakerWait = 10 * time.Minute
 
 // cancel gives the reservation back, asking a store that does not answer
 // again (the id counts once): until it answers, the room stays held.
@@ -210,12 +240,16 @@ func (e *CallError) Unwrap() error { return e.Err }
 // could succeed: a 429 moves to another deployment at once, as do 408, 5xx
 // and connection errors. It makes at most as many attempts as the pool has
 // deployments, plus RouterOptions.ExtraWaits attempts that wait for one it
-// already tried (waiting out a Retry-After is cheaper than failing). Other
-// 4xx are returned at once. A store that does not answer is asked again,
-// each round trip (reading usage, reserving) up to storeTries times within
-// ctx's deadline, and the call is not tried again for it: a store still
-// down ends the call with its error, which wraps ErrUnavailable. On
-// success it returns the answer and the lease it went out on.
+// already tried (waiting out a Retry-After is cheaper than failing). A
+// deployment whose 429 asks for a wait past the call's deadline (past
+// MaxBreakerWait for a call with none) is not waited for: the call moves
+// on, and when no deployment is left it fails at once, with a *WaitError
+// that says so (it wraps ErrShed). Other 4xx are returned at once. A
+// store that does not answer is asked again, each round trip (reading
+// usage, reserving) up to storeTries times within ctx's deadline, and the
+// call is not tried again for it: a store still down ends the call with
+// its error, which wraps ErrUnavailable. On success it returns the answer
+// and the lease it went out on.
 func (r *Router) Do(ctx context.Context, c Call, send func(context.Context, *Lease) Outcome) (Outcome, *Lease, error) {
 	routes, err := r.candidates(c)
 	if err != nil {
@@ -224,7 +258,7 @@ func (r *Router) Do(ctx context.Context, c Call, send func(context.Context, *Lea
 	// One call, however many leases it takes: a 429 moved elsewhere, a
 	// late lease reserved again. Attempts after the first are Retries.
 	r.Metrics.add(func(m *MetricsSnapshot) { m.Calls++ })
-	var tried []string
+	var tried, gone []string // gone asked to wait past what the call can
 	var last Outcome
 	var lastLease *Lease
 	var cause Cause
@@ -232,7 +266,7 @@ func (r *Router) Do(ctx context.Context, c Call, send func(context.Context, *Lea
 	for a := 0; a < attempts; a++ {
 		exclude := tried
 		if len(tried) >= len(routes) {
-			exclude = nil // every one failed once: wait for the best again
+			exclude = gone // every one failed once: wait for the best again
 		}
 		l, err := r.acquire(ctx, c, routes, exclude)
 		if err != nil {
@@ -262,6 +296,17 @@ func (r *Router) Do(ctx context.Context, c Call, send func(context.Context, *Lea
 		}
 		if !slices.Contains(tried, l.Deployment.Name) {
 			tried = append(tried, l.Deployment.Name)
+		}
+		if o.Status != http.StatusTooManyRequests {
+			continue
+		}
+		if w := tooLong(ctx, l.Deployment.Name, AskedWait(o.Header, time.Now())); w != nil {
+			gone = append(gone, l.Deployment.Name)
+			if len(gone) >= len(routes) {
+				r.Metrics.add(func(m *MetricsSnapshot) { m.Failed++ })
+				r.Metrics.shed(c.Class)
+				return last, lastLease, fmt.Errorf("%w: %w", &CallError{Deployment: l.Deployment.Name, Status: o.Status, Cause: cause, Attempts: made, Err: o.Err}, w)
+			}
 		}
 	}
 	r.Metrics.add(func(m *MetricsSnapshot) { m.Failed++ })

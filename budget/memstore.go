@@ -196,7 +196,9 @@ func refuse(name string, d *memDeployment, cost Cost, lim Limits, now time.Time,
 }
 
 func (s *MemStore) Settle(ctx context.Context, r Reservation, actual int64) error {
-	return s.finish(r, actual, false)
+	// As the Redis driver does: a negative use, which only an answer's
+	// own usage field could claim, would give back others' room.
+	return s.finish(r, max(0, actual), false)
 }
 
 func (s *MemStore) Cancel(ctx context.Context, r Reservation) error {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/headroom-agent/headroom/calltypes"
 	"github.com/headroom-agent/headroom/llm/tokens"
@@ -52,6 +53,10 @@ type Caller struct {
 	// model: the embedded default's word-matching stand-in, or a cassette
 	// replayed. Results, reports and progress lines show it.
 	StandIn string
+	// Timeout bounds a call whose context has no deadline, waiting for
+	// budget, every request and reading every answer included; 0 is
+	// DefaultTimeout.
+	Timeout time.Duration
 
 	senderOnce sync.Once
 	send       sender
@@ -60,6 +65,11 @@ type Caller struct {
 	stats  map[string]*TypeStats
 	closed []func() error // what Open started, last first
 }
+
+// DefaultTimeout bounds a call given no deadline: an endpoint that never
+// answers, or trickles its answer a byte at a time, holds a call no
+// longer.
+const DefaultTimeout = 2 * time.Minute
 
 // CallOptions place one call.
 type CallOptions struct {
@@ -119,6 +129,11 @@ func (c *Caller) call(ctx context.Context, typeName string, input json.RawMessag
 	t, in, err := c.typeFor(typeName, input, o)
 	if err != nil {
 		return parsed{}, Report{}, err
+	}
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, positiveOr(c.Timeout, DefaultTimeout))
+		defer cancel()
 	}
 	c.count(t.Name, func(s *TypeStats) { s.Calls++ })
 	rep := Report{Type: t.Name, N: max(1, t.N)}
@@ -208,4 +223,12 @@ func (c *Caller) exchange(ctx context.Context, req *request, o CallOptions, rep 
 		return "", err
 	}
 	return c.read(req, res, rep)
+}
+
+// positiveOr is d, or def when d is not positive.
+func positiveOr(d, def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
+	}
+	return d
 }

@@ -5,6 +5,7 @@
 package llm
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -40,7 +41,8 @@ func (d *Dispatcher) Secrets() []string { return d.secrets }
 // DispatcherOptions are the optional parts of a Dispatcher.
 type DispatcherOptions struct {
 	// HTTPClient is shared by every resource's client; default one with a
-	// large idle pool.
+	// large idle pool. Its redirect policy is replaced: a redirect from
+	// an Azure endpoint is never followed.
 	HTTPClient *http.Client
 	// Getenv reads the environment variables auth.api_key_env names;
 	// default os.Getenv.
@@ -63,6 +65,7 @@ func NewDispatcher(router *budget.Router, cfg *budget.Config, o DispatcherOption
 			IdleConnTimeout:     90 * time.Second,
 		}}
 	}
+	httpClient = azureClient(httpClient)
 	d := &Dispatcher{router: router, clients: map[string]openai.Client{}}
 	var cred *azidentity.DefaultAzureCredential
 	for _, dep := range cfg.Deployments {
@@ -128,12 +131,21 @@ func plainHTTP(endpoint string) bool {
 // deployment) as call c, through the router. The report says where it was
 // served, what the answering attempt reserved, and the retries and 429s on
 // the way; the call's type and cap are the caller's to fill in.
+//
+// An answer that is not a chat completion, or larger than one capped as
+// params are can be, is an *EndpointError; the answer is read no further
+// than that bound.
 func (d *Dispatcher) Chat(ctx context.Context, c budget.Call, params openai.ChatCompletionNewParams) (*openai.ChatCompletion, Report, error) {
 	var res *openai.ChatCompletion
-	_, r, err := d.do(ctx, c, func(ctx context.Context, client *openai.Client, model string, raw **http.Response) (int64, error) {
+	maxTokens := cmp.Or(params.MaxCompletionTokens.Value, params.MaxTokens.Value)
+	bound := answerBound(maxTokens, max(1, params.N.Value))
+	_, r, err := d.do(ctx, c, bound, func(ctx context.Context, client *openai.Client, model string, opts ...option.RequestOption) (int64, error) {
 		p := params
 		p.Model = model
-		out, err := client.Chat.Completions.New(ctx, p, option.WithResponseInto(raw))
+		out, err := client.Chat.Completions.New(ctx, p, opts...)
+		if err == nil && (out == nil || len(out.Choices) == 0) {
+			err = errNoCompletion
+		}
 		if err != nil {
 			return 0, err
 		}
@@ -150,14 +162,15 @@ func (d *Dispatcher) Chat(ctx context.Context, c budget.Call, params openai.Chat
 	return res, r, nil
 }
 
-// attempt sends one request to model with client, filling raw, and
-// returns the tokens its answer says it used.
-type attempt func(ctx context.Context, client *openai.Client, model string, raw **http.Response) (int64, error)
+// attempt sends one request to model with client and the request options
+// given, and returns the tokens its answer says it used.
+type attempt func(ctx context.Context, client *openai.Client, model string, opts ...option.RequestOption) (int64, error)
 
 // do places c through the router, sending each attempt with send on the
-// chosen deployment's client, and reports where it was served. A 401 or
-// 403 says where the credential came from.
-func (d *Dispatcher) do(ctx context.Context, c budget.Call, send attempt) (*budget.Lease, Report, error) {
+// chosen deployment's client, its answer read no further than bound
+// bytes, and reports where it was served. A 401 or 403 says where the
+// credential came from; an answer that is not the API's, what it was.
+func (d *Dispatcher) do(ctx context.Context, c budget.Call, bound int64, send attempt) (*budget.Lease, Report, error) {
 	start := time.Now()
 	var r Report
 	sent := 0
@@ -186,9 +199,11 @@ func (d *Dispatcher) do(ctx context.Context, c budget.Call, send attempt) (*budg
 		// The transport reports the write from its own goroutine.
 		var wrote atomic.Int64
 		trace := &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { wrote.Store(time.Now().UnixNano()) }}
-		used, err := send(httptrace.WithClientTrace(ctx, trace), &client, l.Deployment.Deployment, &raw)
-		o := outcome(raw, err)
-		o.UsedTokens = used
+		w := &answerWatch{limit: bound}
+		used, err := send(httptrace.WithClientTrace(ctx, trace), &client, l.Deployment.Deployment,
+			option.WithResponseInto(&raw), option.WithMiddleware(w.middleware))
+		o := outcome(raw, w.check(ctx, l.Deployment, raw, err))
+		o.UsedTokens = max(0, used) // an answer's usage cannot give room back
 		if w := wrote.Load(); w > 0 {
 			o.Wrote = time.Unix(0, w)
 		}
@@ -220,6 +235,11 @@ func (d *Dispatcher) do(ctx context.Context, c budget.Call, send attempt) (*budg
 			where = "the key in $" + env
 		}
 		err = fmt.Errorf("%w: %s refused %s", err, lease.Deployment.Name, where)
+	}
+	var ee *EndpointError
+	if errors.As(err, &ee) && errors.As(err, &ce) && ce.Status != 0 {
+		// The call error says the status; what came with it is the news.
+		err = fmt.Errorf("%w: %s", err, ee.Error())
 	}
 	// An error body may echo the request, its key included.
 	return lease, r, redact.Error(err)

@@ -40,11 +40,20 @@ type ProbeResult struct {
 
 // ProbeOptions are the optional parts of Probe.
 type ProbeOptions struct {
-	// HTTPClient sends the request; default a fresh one.
+	// HTTPClient sends the request; default a fresh one. Its redirect
+	// policy is replaced: a redirect from an Azure endpoint is never
+	// followed.
 	HTTPClient *http.Client
 	// Getenv reads the variable auth.api_key_env names; default os.Getenv.
 	Getenv func(string) string
+	// Timeout bounds a probe whose context has no deadline; 0 is
+	// DefaultProbeTimeout.
+	Timeout time.Duration
 }
+
+// DefaultProbeTimeout bounds a probe given no deadline: a deployment that
+// has not answered a one-token call by then is not answering.
+const DefaultProbeTimeout = 20 * time.Second
 
 // Probe sends one chat completion to d that costs as little as Azure
 // allows (a one-word prompt, a cap of one token, n 1, the lowest
@@ -78,13 +87,14 @@ func probeChat(ctx context.Context, d budget.Deployment, prompt string, maxToken
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	httpClient := o.HTTPClient
-	if httpClient == nil {
-		httpClient = &http.Client{}
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, positiveOr(o.Timeout, DefaultProbeTimeout))
+		defer cancel()
 	}
 	opts := []option.RequestOption{
 		azure.WithEndpoint(d.Resource(), d.APIVersion),
-		option.WithHTTPClient(httpClient),
+		option.WithHTTPClient(azureClient(o.HTTPClient)),
 		option.WithMaxRetries(0),
 	}
 	if plainHTTP(d.Resource()) {
@@ -141,7 +151,12 @@ func probeChat(ctx context.Context, d budget.Deployment, prompt string, maxToken
 	client := openai.NewClient(opts...)
 	start := time.Now()
 	var raw *http.Response
-	res, err := client.Chat.Completions.New(ctx, p, option.WithResponseInto(&raw))
+	w := &answerWatch{limit: answerBound(maxTokens, 1)}
+	res, err := client.Chat.Completions.New(ctx, p, option.WithResponseInto(&raw), option.WithMiddleware(w.middleware))
+	if err == nil && (res == nil || len(res.Choices) == 0) {
+		err = errNoCompletion
+	}
+	err = w.check(ctx, &d, raw, err)
 	a := answer{latency: time.Since(start)}
 	mu.Lock()
 	if !wrote.IsZero() && first.After(wrote) {
@@ -149,19 +164,33 @@ func probeChat(ctx context.Context, d budget.Deployment, prompt string, maxToken
 	}
 	mu.Unlock()
 	var apierr *openai.Error
+	var ee *EndpointError
 	switch {
+	case errors.As(err, &ee):
+		// An answer, but not the API's: a redirect, a proxy's page, a
+		// body past its bound.
+		a.status = ee.Status
+		if raw != nil {
+			a.header = rateHeaders(raw.Header)
+		}
+		ee.What = scrub(ee.What)
+		return a, redact.Error(ee)
 	case errors.As(err, &apierr):
 		a.status, a.code, a.message = apierr.StatusCode, scrub(apierr.Code), scrub(cut(apierr.Message, 300))
 		if apierr.Response != nil {
 			a.header = rateHeaders(apierr.Response.Header)
 		}
 		return a, nil
+	case err != nil && ctx.Err() != nil:
+		if raw != nil {
+			a.status, a.header = raw.StatusCode, rateHeaders(raw.Header)
+		}
+		return a, redact.Error(fmt.Errorf("%s (%s) gave no whole answer before the probe's deadline: %s", d.Name, endpointHost(&d), scrub(err.Error())))
 	case err != nil && raw != nil:
-		// An answer, but not a chat completion (a proxy's page, say).
 		a.status, a.header = raw.StatusCode, rateHeaders(raw.Header)
-		return a, fmt.Errorf("the answer (HTTP %d) is not a chat completion: %s", raw.StatusCode, scrub(err.Error()))
+		return a, redact.Error(fmt.Errorf("the answer (HTTP %d) is not a chat completion: %s", raw.StatusCode, scrub(err.Error())))
 	case err != nil:
-		return a, errors.New(scrub(err.Error()))
+		return a, redact.Error(errors.New(scrub(err.Error())))
 	}
 	a.model, a.usage = res.Model, res.Usage
 	if raw != nil {

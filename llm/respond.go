@@ -3,7 +3,6 @@ package llm
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"sync"
 
 	"github.com/openai/openai-go/v3"
@@ -50,10 +49,14 @@ func (d *Dispatcher) Respond(ctx context.Context, c budget.Call, params response
 		c.Resource = res
 	}
 	var out *responses.Response
-	lease, r, err := d.do(ctx, c, func(ctx context.Context, client *openai.Client, model string, raw **http.Response) (int64, error) {
+	bound := answerBound(params.MaxOutputTokens.Value, 1)
+	lease, r, err := d.do(ctx, c, bound, func(ctx context.Context, client *openai.Client, model string, opts ...option.RequestOption) (int64, error) {
 		p := params
 		p.Model = model
-		res, err := client.Responses.New(ctx, p, option.WithResponseInto(raw))
+		res, err := client.Responses.New(ctx, p, opts...)
+		if err == nil && res == nil {
+			err = errNoCompletion
+		}
 		if err != nil {
 			return 0, err
 		}

@@ -28,11 +28,16 @@ func runCall(fs *pflag.FlagSet) runner {
 	record := fs.String("record-calls", "", "append the exchanges to this cassette `file`")
 	replay := fs.String("cassette", "", "answer from this cassette `file`, with no network")
 	retry := fs.Bool("retry-truncated", false, "ask once more with twice the cap when an answer is cut at it, instead of failing")
+	timeout := fs.Duration("timeout", llm.DefaultTimeout, "how long the call may take, waiting for budget and reading the answer included")
 	renamed(fs, "record", "record-calls")
 	renamed(fs, "replay", "cassette")
 	return func(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if *input == "" {
 			fprintf(stderr, "headroom call: want --input FILE, the call's input as JSON (- for standard input)\n")
+			return exitUsage
+		}
+		if *timeout <= 0 {
+			fprintf(stderr, "headroom call: --timeout %v: give a positive duration, such as 30s\n", *timeout)
 			return exitUsage
 		}
 		if *record != "" && *replay != "" && safefile.Same(*record, *replay) {
@@ -79,7 +84,9 @@ func runCall(fs *pflag.FlagSet) runner {
 			return failed(ctx, stderr, "call", agent.Usage(fmt.Errorf("%s: %w", *input, err)))
 		}
 
-		out, rep, err := caller.Call(ctx, typeName, in, llm.CallOptions{})
+		cctx, cancel := context.WithTimeout(ctx, *timeout)
+		defer cancel()
+		out, rep, err := caller.Call(cctx, typeName, in, llm.CallOptions{})
 		if err != nil {
 			// An input the type refuses is bad usage (nothing was spent);
 			// a call shed, or a store gone, the budget's.
