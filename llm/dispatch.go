@@ -89,7 +89,7 @@ func NewDispatcher(router *budget.Router, cfg *budget.Config, o DispatcherOption
 			}
 			opts = append(opts, azure.WithAPIKey(k))
 			d.secrets = append(d.secrets, k)
-			redact.Secret(k) // whatever a server echoes of it, no output writes it
+			redact.Key(k) // whatever a server echoes of it, whole or in pieces, no output writes it
 		case dep.Auth.Entra:
 			if cred == nil {
 				var err error
@@ -107,13 +107,13 @@ func NewDispatcher(router *budget.Router, cfg *budget.Config, o DispatcherOption
 }
 
 // secretTokens makes every token a credential hands out a secret value
-// (redact.Secret) before it is sent, as a key is when it is read.
+// (redact.Key) before it is sent, as a key is when it is read.
 type secretTokens struct{ azcore.TokenCredential }
 
 func (s secretTokens) GetToken(ctx context.Context, o policy.TokenRequestOptions) (azcore.AccessToken, error) {
 	t, err := s.TokenCredential.GetToken(ctx, o)
 	if err == nil {
-		redact.Secret(t.Token)
+		redact.Key(t.Token)
 	}
 	return t, err
 }
