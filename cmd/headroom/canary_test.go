@@ -322,7 +322,7 @@ func mustRead(t *testing.T, p string) string {
 // no output of call or run, whole or in part.
 func TestAKeyEchoedInAnErrorReachesNoOutput(t *testing.T) {
 	t.Parallel()
-	const key = "Canary-Echoed-Key-8164-xQ"
+	const key = "c4a9e1f07b3d5e8a2f6c9b1d0e7a3c5f" // random, as an Azure key is
 	// A front door to the simulator that answers every chat call with a
 	// 400 quoting the request's key.
 	sim, err := url.Parse(heuristicSim(t, "echo:gpt-4o").URL)

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unicode"
 )
 
 // Secret values are secret wherever they stand, with no name beside them
@@ -32,8 +33,8 @@ const (
 	// matches too much else.
 	MinEcho = 8
 	// fragmentLen is the shortest run of a key (Key) that is scrubbed on
-	// its own, for a key a server echoes in pieces; a key shorter than
-	// twice this is scrubbed whole only.
+	// its own, for a key a server echoes in pieces, when it holds a letter
+	// and a digit; a key shorter than twice this is scrubbed whole only.
 	fragmentLen = 8
 	// maxValues bounds the set: a run has a few keys, sessions and
 	// passwords, and a page that mints a new token per link must not grow
@@ -86,8 +87,9 @@ type entry struct {
 func (s *Set) Add(v, with string) bool { return s.add(v, with, false) }
 
 // AddKey is Add for a key or token: one that is also found in pieces, each
-// run of at least fragmentLen of its characters replaced on its own, as
-// an error body that quotes half of it would show it.
+// run of at least fragmentLen of its characters that holds a letter and
+// a digit replaced on its own, as an error body that quotes half of it
+// would show it.
 func (s *Set) AddKey(v, with string) bool { return s.add(v, with, true) }
 
 func (s *Set) add(v, with string, key bool) bool {
@@ -142,17 +144,25 @@ func overlap(a, b string) int {
 	return 0
 }
 
-// grams are the runs of fragmentLen bytes of a folded key, but those
-// inside the Marker: the mark must never match a piece of a key.
+// grams are the runs of fragmentLen bytes of a folded key that hold both
+// a letter and a digit, as a random key's runs do: a run of words or of
+// figures alone (the "embedded" of a key someone named) would be found in
+// ordinary text. None inside the Marker: the mark must never match a
+// piece of a key.
 func grams(f string) map[string]bool {
 	m := map[string]bool{}
 	mark := foldValue(Marker)
 	for i := 0; i+fragmentLen <= len(f); i++ {
-		if g := f[i : i+fragmentLen]; !strings.Contains(mark, g) {
+		if g := f[i : i+fragmentLen]; mixed(g) && !strings.Contains(mark, g) {
 			m[g] = true
 		}
 	}
 	return m
+}
+
+// mixed reports whether s holds a letter and a digit.
+func mixed(s string) bool {
+	return strings.IndexFunc(s, unicode.IsLetter) >= 0 && strings.IndexFunc(s, unicode.IsDigit) >= 0
 }
 
 // Len is how many values the set holds.
@@ -388,7 +398,8 @@ func Secret(vs ...string) {
 
 // Key is Secret for a credential (an API key, a token, a password to a
 // store): it is also found in pieces, each run of at least eight of its
-// characters (of a key at least sixteen long) replaced on its own.
+// characters that holds a letter and a digit (of a key at least sixteen
+// long) replaced on its own.
 func Key(vs ...string) {
 	for _, v := range vs {
 		process.AddKey(v, Marker)

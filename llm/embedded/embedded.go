@@ -7,6 +7,8 @@ package embedded
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 
 	"github.com/headroom-agent/headroom/budget"
 	"github.com/headroom-agent/headroom/config"
@@ -29,10 +31,16 @@ const (
 	modelVersion = "2024-07-18"
 	tpm          = 200000
 	keyEnv       = "HEADROOM_EMBEDDED_KEY" // read through o.Dispatcher.Getenv, never the environment
-	// key is the simulator's, held as any key is: a secret value no
-	// output writes (redact.Secret). So it is a string no output holds.
-	key = "headroom-embedded-simulator-key"
 )
+
+// key is the simulator's, held as any key is: a secret value no output
+// writes, whole or in pieces (redact.Key). So it is random, as a real key
+// is, and no output's words are a piece of it.
+var key = func() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}()
 
 // Open opens a Caller on the embedded default, answered by the heuristic.
 func Open(ctx context.Context, o llm.Options) (*llm.Caller, error) {
