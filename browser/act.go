@@ -228,10 +228,14 @@ func (p *Page) Type(ctx context.Context, t Target, text string, submit bool) (Ou
 		if err != nil {
 			return "", err
 		}
-		if secret {
-			return "", p.typeSecret(ctx, frames, id, text, used, submit)
+		if !secret {
+			return "", typeInto(ctx, frames, id, insertTextJS, text, submit,
+				fail("", "", ErrFocusMoved, "the field did not take the text: the page moved the focus away, or changed what was typed"))
 		}
-		return "", typeKeys(ctx, frames, id, text, submit)
+		if err := p.checkSecretHosts(frames, used); err != nil {
+			return "", err
+		}
+		return "", typeInto(ctx, frames, id, setValueJS, text, submit, fail("", "", ErrNotInput, "the field did not keep what was typed into it"))
 	})
 	out.Secret = secret
 	return out, err
@@ -249,59 +253,28 @@ const fieldKindJS = `function() {
   return t === 'password' ? 'secret:' + (this.name || '') : 'text';
 }`
 
-// typeSecret sets text into the field id as its value, after the domain
-// check on the frames the browser places it in, then presses Enter when
-// submit is set and the field still has the focus.
-func (p *Page) typeSecret(ctx context.Context, frames []*cdp.Frame, id cdp.BackendNodeID, text string, used []Secret, submit bool) error {
-	if err := p.checkSecretHosts(frames, used); err != nil {
-		return err
-	}
-	frame := frames[len(frames)-1].ID
-	took, err := callIsolated[bool](ctx, frame, id, setValueJS, text)
+// typeInto puts text into the field id with put (setValueJS for a
+// secret, insertTextJS otherwise), run in an isolated world of the
+// field's own frame; fails with untaken unless the field then holds the
+// text; and presses Enter when submit is set and keys sent now would
+// reach the field.
+func typeInto(ctx context.Context, frames []*cdp.Frame, id cdp.BackendNodeID, put, text string, submit bool, untaken error) error {
+	took, err := callIsolated[bool](ctx, frames[len(frames)-1].ID, id, put, text)
 	if err != nil {
 		return err
 	}
 	if !took {
-		return fail("", "", ErrNotInput, "the field did not keep what was typed into it")
+		return untaken
 	}
 	if !submit {
 		return nil
 	}
-	if err := stillFocused(ctx, frames, id, "its text is in it, and Enter was not pressed"); err != nil {
-		return err
-	}
-	return chromedp.Do(ctx, chromedp.KeyEvent(kb.Enter))
-}
-
-// stillFocused fails with ErrFocusMoved, saying what, unless keys sent now
-// would reach node id.
-func stillFocused(ctx context.Context, frames []*cdp.Frame, id cdp.BackendNodeID, what string) error {
 	ok, err := focused(ctx, frames, id)
 	if err != nil {
 		return err
 	}
 	if !ok {
-		return fail("", "", ErrFocusMoved, "the page moved the focus away from the field: %s", what)
-	}
-	return nil
-}
-
-// typeKeys replaces what the field id holds by typing text into it
-// (insertTextJS), and presses Enter when submit is set and the field has
-// the focus.
-func typeKeys(ctx context.Context, frames []*cdp.Frame, id cdp.BackendNodeID, text string, submit bool) error {
-	took, err := callIsolated[bool](ctx, frames[len(frames)-1].ID, id, insertTextJS, text)
-	if err != nil {
-		return err
-	}
-	if !took {
-		return fail("", "", ErrFocusMoved, "the field did not take the text: the page moved the focus away, or changed what was typed")
-	}
-	if !submit {
-		return nil
-	}
-	if err := stillFocused(ctx, frames, id, "Enter was not pressed"); err != nil {
-		return err
+		return fail("", "", ErrFocusMoved, "the page moved the focus away from the field: its text is in it, and Enter was not pressed")
 	}
 	return chromedp.Do(ctx, chromedp.KeyEvent(kb.Enter))
 }

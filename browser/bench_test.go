@@ -73,3 +73,33 @@ func BenchmarkObserve(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkType times typing into the form's text field and, with a
+// secret, into its password field: the field found in the browser's frame
+// tree, and the text put into it in one task of the page (the secret set
+// as its value), whatever the page does with the focus.
+//
+//	go test -run '^$' -bench Type ./browser
+func BenchmarkType(b *testing.B) {
+	a, err := replay.Load(filepath.Join(testsite.Dir(), "form.har"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	m := replay.NewMatcher(a, replay.Options{Redactor: replay.DefaultRedactor()})
+	p := open(b, Options{Replay: m, Secrets: []Secret{{Name: "pw", Value: "bench-secret-4471", Domains: []string{"127.0.0.1"}}}, AllowedDomains: []string{"127.0.0.1"}})
+	ctx := ctxT(b)
+	if _, err := p.Navigate(ctx, StartURL(a)); err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range []struct {
+		name, field, text string
+	}{{"text", "#name", "Grace Hopper"}, {"secret", "#password", Placeholder("pw")}} {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				if _, err := p.Type(ctx, CSS(c.field), c.text, false); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -89,31 +89,15 @@ func callIsolated[T any](ctx context.Context, frame cdp.FrameID, id cdp.BackendN
 	// The arguments go as one array: the protocol's encoder drops an
 	// argument whose value is an empty string, which the function would
 	// then see as undefined.
-	if args == nil {
-		args = []any{}
-	}
 	b, err := json.Marshal(args)
 	if err != nil {
 		return zero, err
 	}
-	res, err := chromedp.Call(ctx, runtime.CallFunctionOn, runtime.CallFunctionOnParams{
+	return callObject[T](ctx, runtime.CallFunctionOnParams{
 		FunctionDeclaration: "function(args) { return (" + fn + ").apply(this, args); }",
 		ObjectID:            obj.Object.ObjectID, Arguments: []*runtime.CallArgument{{Value: b}},
 		ReturnByValue: new(true),
 	})
-	if err != nil {
-		return zero, err
-	}
-	if res.ExceptionDetails != nil {
-		return zero, &chromedp.ExceptionError{ExceptionDetails: res.ExceptionDetails}
-	}
-	var out T
-	if res.Result != nil && len(res.Result.Value) > 0 {
-		if err := json.Unmarshal(res.Result.Value, &out); err != nil {
-			return zero, err
-		}
-	}
-	return out, nil
 }
 
 // setValueJS puts text into the field itself, through the world's own

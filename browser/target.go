@@ -107,10 +107,17 @@ func callOn[T any](ctx context.Context, id cdp.BackendNodeID, fn string, args ..
 		}
 		cargs = append(cargs, &runtime.CallArgument{Value: b})
 	}
-	res, err := chromedp.Call(ctx, runtime.CallFunctionOn, runtime.CallFunctionOnParams{
+	return callObject[T](ctx, runtime.CallFunctionOnParams{
 		FunctionDeclaration: fn, ObjectID: obj.Object.ObjectID, Arguments: cargs,
 		ReturnByValue: new(true), AwaitPromise: new(true),
 	})
+}
+
+// callObject makes the call and returns its result decoded into T; an
+// exception the function threw is its error.
+func callObject[T any](ctx context.Context, call runtime.CallFunctionOnParams) (T, error) {
+	var zero T
+	res, err := chromedp.Call(ctx, runtime.CallFunctionOn, call)
 	if err != nil {
 		return zero, err
 	}

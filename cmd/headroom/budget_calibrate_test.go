@@ -79,6 +79,13 @@ func TestBudgetCalibrateTellsTheSimulatorsRefundModesApart(t *testing.T) {
 		cfg := calibrateConfig(t, calibrateWindow.String(), url, "gpt4o")
 		start := time.Now()
 		code, out, errs := runArgs(t, "budget", "calibrate", "--config", cfg, "--json")
+		// On a loaded machine a call can take so long that the calls no
+		// longer fit the compressed window: that run measures nothing, so
+		// it is run again.
+		for try := 0; try < 3 && code != exitOK && strings.Contains(out, "window allows"); try++ {
+			t.Logf("--refund %s: the machine was too slow for the window: again", c.refund)
+			code, out, errs = runArgs(t, "budget", "calibrate", "--config", cfg, "--json")
+		}
 		if code != exitOK {
 			t.Fatalf("--refund %s: exit %d\n%s\n%s", c.refund, code, out, errs)
 		}
