@@ -62,8 +62,14 @@ import (
 //     value, the first after the last field a quarter more (not one that
 //     cancels, resets or goes back), and links naming the goal's target a
 //     point more once a field holds it (the search was made); anything else
-//     is clicked. Ties go to the lower index, and the last action in the
-//     history is not repeated while another element matches. It answers
+//     is clicked. Of a list's like elements (one role and name, a row's or
+//     a card's own copy), only those whose item (the lines since the one
+//     before; see readItems) holds most of the words of the step (else of
+//     the goal) that tell the items apart are candidates; none are when the
+//     goal names an item by a code ("INV-1045") the page does not show
+//     while every item has its own code of that form. Ties go to the lower
+//     index, and the last action in the history is not repeated while
+//     another element matches. It answers
 //     done when the history holds a click, typing or selection but does
 //     not end in typing or selecting (a form still to send) nor short of
 //     the goal's last deed, no checkbox the goal names is unchecked, and

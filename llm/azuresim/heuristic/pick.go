@@ -455,11 +455,13 @@ func repeats(a calltypes.Action, t calltypes.Taken) bool {
 // pick chooses the next action; see Model.
 func pick(in calltypes.PickInput) calltypes.Action {
 	g := readGoal(in.Goal)
-	stepWords := map[string]bool{}
+	step := ""
 	if in.Step >= 0 && in.Step < len(in.Plan) {
-		for _, w := range keywords(in.Plan[in.Step]) {
-			stepWords[w] = true
-		}
+		step = in.Plan[in.Step]
+	}
+	stepWords := map[string]bool{}
+	for _, w := range keywords(step) {
+		stepWords[w] = true
 	}
 	acted := false
 	for _, h := range in.History {
@@ -480,6 +482,7 @@ func pick(in calltypes.PickInput) calltypes.Action {
 		}
 	}
 	fills := assign(els, g, in.Goal, typed)
+	unnamed := unnamedItems(in.Page, in.Goal, step)
 	pending, settled, unchecked := false, false, false
 	for _, f := range fills {
 		pending = pending || (f.ok && !f.settled)
@@ -503,8 +506,8 @@ func pick(in calltypes.PickInput) calltypes.Action {
 	fillScore := 0.0
 	named := false // a field the goal names is still to fill
 	for p, e := range els {
-		if !usable(e) || fills[p].settled {
-			continue // nothing to do with it
+		if !usable(e) || fills[p].settled || unnamed[e.Index] {
+			continue // nothing to do with it, or another item's
 		}
 		s := 0.0
 		for _, w := range elementWords(e) {

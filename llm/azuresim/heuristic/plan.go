@@ -158,6 +158,9 @@ func did(step string, t calltypes.Taken, targets []string) bool {
 	for _, w := range keywords(t.Element + " " + t.Action.Text) {
 		acted[w] = true
 	}
+	if ownWords[verb] && t.Action.Kind == calltypes.ActClick && !acted[verb] {
+		return false
+	}
 	if len(rest) == 0 {
 		// Nothing names the element: the verb says what kind it is.
 		switch k := t.Action.Kind; {

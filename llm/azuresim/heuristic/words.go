@@ -47,7 +47,7 @@ var (
 		submit send navigate visit read check look return report tell add write scroll copy
 		save summarize note show give list view browse follow get set put make complete
 		go went create accept load filter sort buy sign subscribe register remove delete
-		upload download confirm apply login`)
+		upload download confirm apply login pay book order purchase donate checkout`)
 	// askWords open a step that reads something off the page ("report the
 	// price") rather than one that does something on it ("add it to the cart").
 	askWords = wordSet(`report tell find read check look return summarize note show give list
@@ -56,6 +56,10 @@ var (
 	// follows a link.
 	clickWords = wordSet(`open click press tap follow visit`)
 	linkWords  = wordSet(`open follow visit`)
+	// ownWords open a deed whose control bears the verb ("Pay", "Add to
+	// cart", "Book now"): only a click on such a control does it, however
+	// many of the step's other words the way there shares.
+	ownWords = wordSet(`pay buy add book order purchase donate checkout`)
 	// Verbs a step names its element by when it names nothing else.
 	sendWords   = wordSet(`submit send confirm save`)
 	chooseWords = wordSet(`select choose pick sort set`)
