@@ -13,6 +13,7 @@ package config
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/headroom-agent/headroom/budget"
 	"github.com/headroom-agent/headroom/calltypes"
@@ -38,6 +39,10 @@ type File struct {
 	// time, and the share of calls it serves anyway (default 1%), so the
 	// path is always in use. A type's own fallback wins over it.
 	Fallback *Fallback `yaml:"fallback"`
+	// Learned is where learned runs live (agent.OpenLearned): off (the
+	// default), memory, dir:PATH, redis (the budget's Redis) or a
+	// redis:// URL of its own. run's --learned wins over it.
+	Learned string `yaml:"learned"`
 
 	name string
 	doc  *yamlconf.Doc
@@ -81,6 +86,9 @@ func Parse(name string, data []byte) (*File, []budget.Warning, error) {
 			return nil, nil, doc.Errorf("reasoning_tokens."+e, "%d: the room for reasoning must be above zero", n)
 		}
 	}
+	if err := f.checkLearned(); err != nil {
+		return nil, nil, err
+	}
 	if f.TypesOnly() {
 		return f, nil, nil
 	}
@@ -92,6 +100,19 @@ func Parse(name string, data []byte) (*File, []budget.Warning, error) {
 		return nil, nil, err
 	}
 	return f, ws, nil
+}
+
+// checkLearned refuses a learned store the agent cannot open by its form.
+func (f *File) checkLearned() error {
+	s := f.Learned
+	switch {
+	case s == "", s == "off", s == "memory", s == "redis":
+	case strings.HasPrefix(s, "dir:") && len(s) > len("dir:"):
+	case strings.HasPrefix(s, "redis://"), strings.HasPrefix(s, "rediss://"):
+	default:
+		return f.doc.Errorf("learned", "%q: want off, memory, dir:PATH, redis (the budget's Redis) or redis://HOST:PORT", redact.Text(s))
+	}
+	return nil
 }
 
 // Fallback is a config's fallback pool.

@@ -106,6 +106,11 @@ func (e *EMF) Flush(ctx context.Context) error {
 			"Mended": "Count", "Repaired": "Count", "Invalid": "Count"}
 		lines = append(lines, line(v.At, []string{"call_type"}, vals, units))
 	}
+	for _, l := range v.Learned {
+		vals := map[string]any{"task": l.Task, "LearnedHits": l.Hits, "LearnedHeals": l.Heals, "LearnedMisses": sum(l.Misses)}
+		units := map[string]string{"LearnedHits": "Count", "LearnedHeals": "Count", "LearnedMisses": "Count"}
+		lines = append(lines, line(v.At, []string{"task"}, vals, units))
+	}
 	fleet := map[string]any{"HeadroomSpread": v.Spread, "FleetReservedTokens": v.ReservedTokens}
 	units := map[string]string{"HeadroomSpread": "None", "FleetReservedTokens": "Count"}
 	if v.Agents >= 0 {

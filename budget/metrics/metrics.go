@@ -33,10 +33,22 @@ func (t Type) ReservationError() float64 {
 	return float64(t.TokensReserved) / float64(t.TokensUsed)
 }
 
+// Learned is one task's learned runs in this process: runs replayed to a
+// verified end, runs that missed (by reason: none learned, an element not
+// found, an outcome of another kind, ...), and entries healed by a run the
+// model finished.
+type Learned struct {
+	Task   string
+	Hits   int64
+	Heals  int64
+	Misses map[string]int64
+}
+
 // View is what the sinks export at one instant.
 type View struct {
 	budget.Dashboard
-	Types []Type
+	Types   []Type
+	Learned []Learned
 }
 
 // A Source reads the view: the router's dashboard (from the store) and

@@ -255,7 +255,9 @@ type refusing struct{}
 func (refusing) Write([]byte) (int, error) { return 0, errFull }
 
 func TestPrometheusSeriesPerDeployment(t *testing.T) {
-	srv := httptest.NewServer(metrics.Handler(metrics.NewCollector(source(view()), time.Second)))
+	v := view()
+	v.Learned = []metrics.Learned{{Task: "pay-invoice", Hits: 40, Heals: 1, Misses: map[string]int64{"element": 2, "none": 1}}}
+	srv := httptest.NewServer(metrics.Handler(metrics.NewCollector(source(v), time.Second)))
 	defer srv.Close()
 	resp, err := http.Get(srv.URL + "/metrics")
 	if err != nil {
@@ -278,6 +280,9 @@ func TestPrometheusSeriesPerDeployment(t *testing.T) {
 		`headroom_answers_refused_total{call_type="click-pick",outcome="repaired"} 1`,
 		`headroom_answers_refused_total{call_type="click-pick",outcome="invalid"} 0`,
 		`headroom_reservation_error_ratio{call_type="click-pick"} 4`,
+		`headroom_learned_hits_total{task="pay-invoice"} 40`,
+		`headroom_learned_heals_total{task="pay-invoice"} 1`,
+		`headroom_learned_misses_total{reason="element",task="pay-invoice"} 2`,
 	} {
 		if !strings.Contains(string(body), want) {
 			t.Errorf("no %s in the scrape", want)

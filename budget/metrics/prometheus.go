@@ -47,6 +47,9 @@ var (
 	descTypeReserved  = prometheus.NewDesc("headroom_tokens_reserved_total", "Tokens this process's calls charged the budget, by call type.", []string{"call_type"}, nil)
 	descTypeUsed      = prometheus.NewDesc("headroom_tokens_used_total", "Tokens this process's calls used, by call type.", []string{"call_type"}, nil)
 	descTypeError     = prometheus.NewDesc("headroom_reservation_error_ratio", "Tokens charged over tokens used, by call type.", []string{"call_type"}, nil)
+	descLearnedHits   = prometheus.NewDesc("headroom_learned_hits_total", "Runs this process replayed from a learned run to a verified end, by task.", []string{"task"}, nil)
+	descLearnedMisses = prometheus.NewDesc("headroom_learned_misses_total", "Runs that did not follow a learned run to the end, by task and reason.", []string{"task", "reason"}, nil)
+	descLearnedHeals  = prometheus.NewDesc("headroom_learned_heals_total", "Learned runs rewritten by a run the model finished, by task.", []string{"task"}, nil)
 	descTypeAnswers   = prometheus.NewDesc("headroom_answers_refused_total", "Answers the parser refused, by call type and what came of them: mended (a slip fixed without a request), repaired (read after one repair request), invalid (refused after it).", []string{"call_type", "outcome"}, nil)
 )
 
@@ -54,7 +57,8 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descReserved, descReservedRatio, descLimit, descRPM, descUtil, descRequests, descBreaker,
 		descLimited, descFleetLimited, descAnswered, descSpread, descFleetReserved, descAgents, descShed,
 		descModelRatio, descModelMargin, descModelSafety, descModelPacing,
-		descTypeCalls, descTypeReserved, descTypeUsed, descTypeError, descTypeAnswers} {
+		descTypeCalls, descTypeReserved, descTypeUsed, descTypeError, descTypeAnswers,
+		descLearnedHits, descLearnedMisses, descLearnedHeals} {
 		ch <- d
 	}
 }
@@ -114,6 +118,13 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		n(descTypeAnswers, float64(t.Mended), t.Name, "mended")
 		n(descTypeAnswers, float64(t.Repaired), t.Name, "repaired")
 		n(descTypeAnswers, float64(t.Invalid), t.Name, "invalid")
+	}
+	for _, l := range v.Learned {
+		n(descLearnedHits, float64(l.Hits), l.Task)
+		n(descLearnedHeals, float64(l.Heals), l.Task)
+		for reason, x := range l.Misses {
+			n(descLearnedMisses, float64(x), l.Task, reason)
+		}
 	}
 }
 

@@ -124,7 +124,11 @@ type Plan struct {
 	PerType        []Charge `json:"per_type"`
 	Budget         Budget   `json:"budget"`
 	Runs           *Runs    `json:"runs,omitempty"`
-	Notes          []string `json:"notes,omitempty"`
+	// AtHitRate is the sizing at the runs' measured share of replayed
+	// runs (Runs.HitRate), when some were: the fleet's learned steps
+	// asking the model less.
+	AtHitRate *Sizing  `json:"at_hit_rate,omitempty"`
+	Notes     []string `json:"notes,omitempty"`
 }
 
 // Model plans from the call types' caps alone: every call is charged

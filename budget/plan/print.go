@@ -71,6 +71,11 @@ func Print(w io.Writer, p *Plan) error {
 	if p.Runs != nil {
 		fmt.Fprintln(w, "planned at the p99 of the runs' tokens a minute, not the mean: a fleet's worst minutes are its long runs overlapping")
 	}
+	if r, s := p.Runs, p.AtHitRate; r != nil && s != nil {
+		fmt.Fprintf(w, "learned runs: %d of %d runs replayed (a hit rate of %.0f%%), planned above from the other %d\n", r.Replayed, r.Runs+r.Replayed, 100*r.HitRate, r.Runs)
+		fmt.Fprintf(w, "at that hit rate the budget feeds %d agents at once (%s, %.0f tokens an agent-minute: a replay is short, so its agent asks sooner) and completes %.0f tasks an hour, against %.0f with the model on every run\n",
+			s.Agents, binds(s.Binding), s.TokensPerAgentMinute, r.TasksPerHourLearned, r.TasksPerHour)
+	}
 	for _, n := range p.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}

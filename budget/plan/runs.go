@@ -60,6 +60,9 @@ type Run struct {
 	ElapsedMS int64
 	// Calls are the calls that were charged, the run's first call first.
 	Calls []Call
+	// Replayed is a run that followed a learned run and asked the model
+	// for no step (a summary it may still have made).
+	Replayed bool
 }
 
 // Skipped is a result file a plan could not use, and why.
@@ -136,6 +139,10 @@ func ReadRun(path string) (Run, error) {
 			Steps     int   `json:"steps"`
 			ElapsedMS int64 `json:"elapsed_ms"`
 		} `json:"totals"`
+		Learned *struct {
+			Replayed int `json:"replayed"`
+			Asked    int `json:"asked"`
+		} `json:"learned"`
 	}
 	if err := json.Unmarshal(data, &res); err != nil {
 		return Run{}, fmt.Errorf("not a run's result: %v", err)
@@ -149,6 +156,7 @@ func ReadRun(path string) (Run, error) {
 		return Run{}, fmt.Errorf("totals.steps is %d", res.Totals.Steps)
 	}
 	r := Run{File: path, Steps: res.Totals.Steps, ElapsedMS: res.Totals.ElapsedMS}
+	r.Replayed = res.Learned != nil && res.Learned.Replayed > 0 && res.Learned.Asked == 0
 	// The calls outside steps are the plans and the answer: a run starts
 	// with its plan, when it made one, and ends with its answer.
 	outside := res.Calls
@@ -175,7 +183,7 @@ func ReadRun(path string) (Run, error) {
 		charged = append(charged, c)
 	}
 	r.Calls = charged
-	if len(r.Calls) == 0 {
+	if len(r.Calls) == 0 && !r.Replayed {
 		return Run{}, errors.New("no charged calls: the run made no model call")
 	}
 	return r, nil
@@ -210,6 +218,17 @@ type Runs struct {
 	FlatTokensPerMinute    Stat    `json:"flat_tokens_per_minute"`
 	CallsPerMinute         Stat    `json:"calls_per_minute"`
 	PerRun                 []Rate  `json:"per_run"`
+	// Replayed counts the runs that followed a learned run with no step
+	// call; HitRate is their share of the runs. The figures above are
+	// the other runs' (the model's): an agent may always miss.
+	Replayed int     `json:"replayed,omitempty"`
+	HitRate  float64 `json:"hit_rate,omitempty"`
+	// TasksPerHour is how many runs the budget completes an hour, by the
+	// mean tokens a run reserves: with the model on every run, and at the
+	// hit rate. A replayed run is short, so its agent may ask more a
+	// minute while the fleet asks less a task.
+	TasksPerHour        float64 `json:"tasks_per_hour,omitempty"`
+	TasksPerHourLearned float64 `json:"tasks_per_hour_learned,omitempty"`
 }
 
 // Stat is a figure across runs at the plan's percentile and on average.
@@ -238,6 +257,12 @@ func FromRuns(b Budget, set *RunSet, o Options) (*Plan, error) {
 	if set == nil || len(set.Runs) == 0 {
 		return nil, errors.New("runs: none to measure")
 	}
+	asked, replayed := splitRuns(set.Runs)
+	if len(asked) == 0 {
+		return nil, fmt.Errorf("%s: every run was replayed from a learned run: plan from runs that include the model's (the first run of each task)", set.Dir)
+	}
+	whole := set
+	set = &RunSet{Dir: whole.Dir, Runs: asked, Skipped: whole.Skipped}
 	flat := o.flat()
 	var steps int
 	var elapsed float64
@@ -330,5 +355,71 @@ func FromRuns(b Budget, set *RunSet, o Options) (*Plan, error) {
 	// seconds: their average is what a burst of starts spends.
 	tuned := Demand{TokensPerMinute: m.TokensPerMinute.P99, CallsPerMinute: m.CallsPerMinute.P99, FirstCall: mean(firsts)}
 	flatD := Demand{TokensPerMinute: m.FlatTokensPerMinute.P99, CallsPerMinute: m.CallsPerMinute.P99, FirstCall: mean(flatFirsts)}
-	return p, p.size(tuned, flatD)
+	if err := p.size(tuned, flatD); err != nil {
+		return p, err
+	}
+	if len(replayed) > 0 {
+		m.Replayed, m.HitRate = len(replayed), float64(len(replayed))/float64(len(whole.Runs))
+		s, err := Size(b, atHitRate(tuned, asked, replayed, m.HitRate, stretch))
+		if err != nil {
+			return p, err
+		}
+		p.AtHitRate = &s
+		ta, tr := meanTokens(asked), meanTokens(replayed)
+		m.TasksPerHour = 60 * b.TokensPerMinute() / ta
+		m.TasksPerHourLearned = 60 * b.TokensPerMinute() / ((1-m.HitRate)*ta + m.HitRate*tr)
+	}
+	return p, nil
+}
+
+// meanTokens is what a run reserves on average.
+func meanTokens(runs []Run) float64 {
+	var t float64
+	for _, r := range runs {
+		for _, c := range r.Calls {
+			t += float64(c.TokensReserved)
+		}
+	}
+	return t / float64(len(runs))
+}
+
+// splitRuns parts the runs the model worked from those replayed.
+func splitRuns(runs []Run) (asked, replayed []Run) {
+	for _, r := range runs {
+		if r.Replayed {
+			replayed = append(replayed, r)
+		} else {
+			asked = append(asked, r)
+		}
+	}
+	return asked, replayed
+}
+
+// atHitRate is an agent's demand when a share h of its runs replay: the
+// tokens and calls of a run of each kind, weighted by h, over the minutes
+// a run of each kind takes, scaled by the model runs' p99 over their mean
+// so that the tail stays planned for. A replay is short: the agent starts
+// its next task sooner, and its model runs set its pace.
+func atHitRate(tuned Demand, asked, replayed []Run, h, stretch float64) Demand {
+	per := func(runs []Run) (tokens, calls, minutes float64) {
+		for _, r := range runs {
+			for _, c := range r.Calls {
+				tokens += float64(c.TokensReserved)
+			}
+			calls += float64(len(r.Calls))
+			minutes += float64(r.ElapsedMS) / 60000 * stretch
+		}
+		k := float64(len(runs))
+		return tokens / k, calls / k, minutes / k
+	}
+	ta, ca, ma := per(asked)
+	tr, cr, mr := per(replayed)
+	minutes := (1-h)*ma + h*mr
+	tail := tuned.TokensPerMinute / (ta / ma)
+	callTail := tuned.CallsPerMinute / (ca / ma)
+	return Demand{
+		TokensPerMinute: ((1-h)*ta + h*tr) / minutes * tail,
+		CallsPerMinute:  ((1-h)*ca + h*cr) / minutes * callTail,
+		FirstCall:       tuned.FirstCall,
+	}
 }

@@ -190,3 +190,64 @@ func TestReadRunsSkipsWhatItCannotUse(t *testing.T) {
 		t.Errorf("a missing directory: %v", err)
 	}
 }
+
+// writeReplay writes the result.json of a run replayed from a learned
+// run: steps taken, no step call, one summary.
+func writeReplay(t *testing.T, dir string, steps int, elapsedMS int64) {
+	t.Helper()
+	res := map[string]any{
+		"task": filepath.Base(dir), "status": "succeeded", "steps": []any{},
+		"calls":   []any{map[string]any{"type": calltypes.Summarize, "max_tokens": 400, "n": 1, "prompt_tokens": 600, "tokens_reserved": 1000, "tokens_used": 650}},
+		"totals":  map[string]any{"steps": steps, "elapsed_ms": elapsedMS},
+		"learned": map[string]any{"key": "k", "replayed": steps, "asked": 0},
+	}
+	data, _ := json.Marshal(res)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, ResultFile), data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Replayed runs are read, left out of the p99 an agent may always reach
+// (any run can miss), and sized at the measured hit rate beside it.
+func TestRunsPlanAtTheHitRate(t *testing.T) {
+	dir := t.TempDir()
+	for i := range 2 {
+		writeRun(t, filepath.Join(dir, "model", string(rune('a'+i))), 4, 240_000, 800)
+	}
+	for i := range 6 {
+		writeReplay(t, filepath.Join(dir, "replay", string(rune('a'+i))), 4, 20_000)
+	}
+	set, err := ReadRuns(dir)
+	if err != nil || len(set.Runs) != 8 {
+		t.Fatalf("%v, %d runs, skipped %v", err, len(set.Runs), set.Skipped)
+	}
+	b := Budget{Margin: 0.85, Quotas: []Quota{{Key: "a", TPM: 420_000, RPM: 2_520}}}
+	p, err := FromRuns(b, set, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Runs.Runs != 2 || p.Runs.Replayed != 6 || p.Runs.HitRate != 0.75 {
+		t.Fatalf("runs %d, replayed %d, hit rate %v", p.Runs.Runs, p.Runs.Replayed, p.Runs.HitRate)
+	}
+	if p.AtHitRate == nil || p.AtHitRate.Agents == 0 || p.Runs.TasksPerHourLearned <= 2*p.Runs.TasksPerHour {
+		t.Fatalf("at the hit rate %+v, %.0f tasks an hour against %.0f", p.AtHitRate, p.Runs.TasksPerHourLearned, p.Runs.TasksPerHour)
+	}
+	var out strings.Builder
+	if err := Print(&out, p); err != nil || !strings.Contains(out.String(), "6 of 8 runs replayed (a hit rate of 75%)") {
+		t.Errorf("%v\n%s", err, out.String())
+	}
+	t.Logf("%d agents, %d at the hit rate", p.Agents, p.AtHitRate.Agents)
+
+	only := t.TempDir()
+	writeReplay(t, filepath.Join(only, "r"), 3, 10_000)
+	set, err = ReadRuns(only)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := FromRuns(b, set, Options{}); err == nil || !strings.Contains(err.Error(), "every run was replayed") {
+		t.Errorf("replays alone: %v", err)
+	}
+}
