@@ -19,6 +19,9 @@ func (r *runner) plan(ctx context.Context, goal string, snap *browser.Snapshot, 
 		return nil, err
 	}
 	r.res.Plan = p.Steps
+	if g := r.learn.goal(); g != nil {
+		g.PlanReserved += rep.TokensReserved
+	}
 	r.progress("plan  %s  (%s)", strings.Join(p.Steps, " / "), callLine(rep))
 	return p.Steps, nil
 }

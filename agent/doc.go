@@ -1,7 +1,9 @@
 // Package agent runs browser tasks. A task file (LoadTask, LoadTaskList)
 // says where to start, what to reach, which domains the browser may touch,
-// and its bounds: steps, tokens, a deadline, a success check. RunTask runs
-// one with a single call:
+// and its bounds: steps, tokens, a deadline, a success check. A task may
+// declare parameters, written {{name}} in its goal, steps and success
+// check, which Task.Bind (or TaskOptions.Params) fills in for a run.
+// RunTask runs one with a single call:
 //
 //	t, err := agent.LoadTask("testdata/tasks/shop-cheapest-desk.yaml")
 //	res, err := agent.RunTask(ctx, t, agent.TaskOptions{})
@@ -14,6 +16,12 @@
 // caller that opens its own page and caller: observe the page, plan, pick
 // an action, take it, check the goal, and summarize; it refuses a page
 // fenced wider than the task.
+//
+// With a store of learned runs (TaskOptions.Learned, OpenLearned), a run
+// whose success check passed is kept as learned steps, and a later run of
+// the same task template follows them with no model call, finding each
+// element again by its role, name and row, until the page stops fitting
+// them; the model then takes over, and its verified run heals the entry.
 //
 // Every call goes through llm.Call with its type's cap, so the budget sees
 // a pessimistic cost before dispatch. The result says how the run ended

@@ -21,17 +21,21 @@ type pursuit struct {
 	// same pick again right after it is stuck.
 	replanned string
 	snap      *browser.Snapshot
+	// last is set on the task's last step: where its success check, when
+	// it has one, says whether the goal is met.
+	last bool
 }
 
 // pursue works toward one sub-goal with the model, a step at a time, and
 // reports whether it was met: look at the page and plan; then, until the
 // goal is met or a bound stops it, pick an action and take it, or judge
 // the goal when the model says it is done.
-func (r *runner) pursue(ctx context.Context, goal string) (bool, error) {
+func (r *runner) pursue(ctx context.Context, goal string, last bool) (bool, error) {
 	p, err := r.begin(ctx, goal)
 	if err != nil {
 		return false, err
 	}
+	p.last = last
 	for {
 		if r.modelSteps() >= r.maxSteps() {
 			return false, &stop{Failed, fmt.Sprintf("max_steps (%d) reached before the goal was met", r.maxSteps()), nil}
@@ -66,11 +70,20 @@ func (r *runner) begin(ctx context.Context, goal string) (*pursuit, error) {
 	if err != nil {
 		return nil, err
 	}
-	plan, err := r.plan(ctx, goal, snap, nil)
+	plan, err := r.plan(ctx, goal, snap, r.handedOver())
 	if err != nil {
 		return nil, err
 	}
 	return &pursuit{goal: goal, plan: plan, snap: snap}, nil
+}
+
+// handedOver is what the model plans with when it takes over from a
+// learned run: the steps replayed so far; nil when none were.
+func (r *runner) handedOver() []calltypes.Taken {
+	if r.learn == nil || r.learn.res.Replayed == 0 {
+		return nil
+	}
+	return r.recent()
 }
 
 // pick asks the model for the next action on the page as it is.
@@ -159,14 +172,29 @@ func (r *runner) take(ctx context.Context, p *pursuit, pick calltypes.Action, st
 		p.idle = 0
 		p.pos = min(p.pos+1, max(0, len(p.plan)-1))
 		met, err := r.verify(ctx, p, before, step)
+		r.learnStep(before, p.snap, pick, out, step)
 		r.record(ctx, step, began)
 		return met, err
 	}
+	r.learnStep(before, p.snap, pick, out, step)
 	r.record(ctx, step, began)
 	if p.idle++; p.idle >= stallSteps {
 		return false, r.replan(ctx, p, "")
 	}
 	return false, nil
+}
+
+// learnStep keeps a step the model chose and the page took, for a
+// learned run: what its calls reserved is what a replay of it saves.
+func (r *runner) learnStep(before, after *browser.Snapshot, pick calltypes.Action, out browser.Outcome, step *Step) {
+	if r.learn == nil || strings.HasPrefix(step.Outcome, "failed") {
+		return
+	}
+	var reserved int64
+	for _, c := range step.Calls {
+		reserved += c.TokensReserved
+	}
+	r.learn.capture(before, after, pick, out, reserved)
 }
 
 // act takes the picked action on the page and notes what it did. An
@@ -219,5 +247,14 @@ func (r *runner) verify(ctx context.Context, p *pursuit, before *browser.Snapsho
 		return false, err
 	}
 	step.Verdict = verdict(v)
+	if v.Answer && p.last && r.t.Success != nil {
+		// The task's own check has the last word on its last goal: a yes
+		// the page does not bear out goes on to the next step.
+		held, err := r.successHolds(ctx)
+		if err != nil || !held {
+			step.Verdict += "; the success check does not hold yet"
+			return false, err
+		}
+	}
 	return v.Answer, nil
 }

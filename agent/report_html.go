@@ -102,7 +102,9 @@ footer { margin-top: 40px; font-size: 12px; color: var(--muted); }
     <span class="badge {{$.StatusClass}}">{{label .Status}}{{if eq .SuccessBy "success_check"}} · verified{{else if eq .SuccessBy "model"}} · judged by the model{{end}}</span>
   </div>
   {{if .Reason}}<p class="reason">{{.Reason}}</p>{{end}}
+  {{if .Params}}<p class="reason">Parameters: {{range $k, $v := .Params}}<code>{{$k}}={{$v}}</code> {{end}}</p>{{end}}
   {{if .Model}}<p class="reason">Model: {{.Model}}.</p>{{end}}
+  {{with .Learned}}<p class="reason">Learned run {{.Key}}: {{num .Replayed}} steps replayed, {{num .Asked}} asked of the model{{if .Miss}}; the replay stopped ({{.Miss}}: {{.MissDetail}}){{end}}{{if .Stored}}; {{.Stored}}{{if .StoredRevision}} as revision {{.StoredRevision}}{{end}}{{end}}.</p>{{end}}
   <div class="label">Answer</div>
   {{if .Answer}}<div class="answer">{{.Answer}}</div>{{else}}<div class="answer none">No answer.</div>{{end}}
   {{if .Plan}}
@@ -119,6 +121,7 @@ footer { margin-top: 40px; font-size: 12px; color: var(--muted); }
   <div class="card"><div class="v">{{num .PromptTokens}}</div><div class="k">prompt tokens</div></div>
   <div class="card"><div class="v">{{num .TokensReserved}}</div><div class="k">tokens reserved</div></div>
   <div class="card"><div class="v">{{num .TokensUsed}}</div><div class="k">tokens used</div></div>
+  {{if .TokensSaved}}<div class="card"><div class="v">{{num .TokensSaved}}</div><div class="k">tokens saved by learned steps</div></div>{{end}}
   {{if .TokenBudget}}<div class="card"><div class="v">{{num .TokenBudget}}</div><div class="k">token budget</div></div>{{end}}
   <div class="card"><div class="v">{{dur .ModelMS}}</div><div class="k">model time</div></div>
   <div class="card"><div class="v">{{dur .ElapsedMS}}</div><div class="k">elapsed</div></div>
@@ -153,7 +156,7 @@ footer { margin-top: 40px; font-size: 12px; color: var(--muted); }
   <header>
     <span class="n">#{{.N}}</span>
     <code class="act">{{.Action}}</code>
-    <span class="who">{{if .Scripted}}scripted{{else}}model-picked{{end}}</span>
+    <span class="who">{{if .Scripted}}scripted{{else if .Replayed}}replayed · saved {{num .TokensSaved}} tokens{{else}}model-picked{{end}}</span>
     <span class="time">{{dur .ElapsedMS}} elapsed · {{dur .AgentMS}} agent</span>
   </header>
   <div class="body">
@@ -173,7 +176,7 @@ footer { margin-top: 40px; font-size: 12px; color: var(--muted); }
     {{else if .Screenshot}}
     <div class="shot-missing">screenshot {{.Screenshot}} not found</div>
     {{end}}
-    {{if or .Calls (not .Scripted)}}<div class="calls">{{template "calls" .Calls}}</div>{{end}}
+    {{if or .Calls (not (or .Scripted .Replayed))}}<div class="calls">{{template "calls" .Calls}}</div>{{end}}
   </div>
 </section>
 {{else}}

@@ -32,9 +32,12 @@ const (
 // Result is what a task did: how it ended, the answer, every step with
 // its model calls, and the totals. It is written as result.json.
 type Result struct {
-	Task   string `json:"task"`
-	Status Status `json:"status"`
-	Reason string `json:"reason"`
+	Task string `json:"task"`
+	// Params are the values the task's parameters were bound with,
+	// defaults included.
+	Params map[string]string `json:"params,omitempty"`
+	Status Status            `json:"status"`
+	Reason string            `json:"reason"`
 	// SuccessBy says how a success is known: the task's success check
 	// passed on the final page (SuccessChecked), or the model judged the
 	// goal met (SuccessJudged), which no one has verified. Empty unless
@@ -66,6 +69,10 @@ type Result struct {
 	// ReplayMissed are the requests a replayed run asked for that its
 	// recording does not hold: why a replay went differently.
 	ReplayMissed []string `json:"replay_missed,omitempty"`
+	// Learned is what the run did with learned runs, when it used a
+	// store: the entry it followed, the steps replayed and asked, the
+	// tokens saved, and what it stored.
+	Learned *Learned `json:"learned,omitempty"`
 	// StorageDropped counts the cookies and origins of a storage state
 	// outside the allowed domains, not loaded.
 	StorageDropped int `json:"storage_dropped,omitempty"`
@@ -86,11 +93,15 @@ type Step struct {
 	// Why is the model's reason for the pick; empty for a scripted step.
 	Why string `json:"why,omitempty"`
 	// Verdict is the yes-no check after the step, when one was made.
-	Verdict    string       `json:"verdict,omitempty"`
-	Scripted   bool         `json:"scripted,omitempty"`
-	Screenshot string       `json:"screenshot,omitempty"` // file name in the output directory
-	Calls      []llm.Report `json:"calls"`
-	ElapsedMS  int64        `json:"elapsed_ms"`
+	Verdict  string `json:"verdict,omitempty"`
+	Scripted bool   `json:"scripted,omitempty"`
+	// Replayed is set on a step taken from a learned run, with no call;
+	// TokensSaved is what its calls reserved when it was learned.
+	Replayed    bool         `json:"replayed,omitempty"`
+	TokensSaved int64        `json:"tokens_saved,omitempty"`
+	Screenshot  string       `json:"screenshot,omitempty"` // file name in the output directory
+	Calls       []llm.Report `json:"calls"`
+	ElapsedMS   int64        `json:"elapsed_ms"`
 	// AgentMS is the step's time less its model calls' latency: the
 	// browser and the agent's own work.
 	AgentMS int64 `json:"agent_ms"`
@@ -103,10 +114,13 @@ type Totals struct {
 	PromptTokens   int64 `json:"prompt_tokens"`
 	TokensReserved int64 `json:"tokens_reserved"`
 	TokensUsed     int64 `json:"tokens_used"`
-	ModelMS        int64 `json:"model_ms"` // the calls' latency
-	ElapsedMS      int64 `json:"elapsed_ms"`
-	Retries        int   `json:"retries"`
-	RateLimited    int   `json:"rate_limited"`
+	// TokensSaved is what the steps replayed from a learned run reserved
+	// when learned: the calls this run did not make.
+	TokensSaved int64 `json:"tokens_saved,omitempty"`
+	ModelMS     int64 `json:"model_ms"` // the calls' latency
+	ElapsedMS   int64 `json:"elapsed_ms"`
+	Retries     int   `json:"retries"`
+	RateLimited int   `json:"rate_limited"`
 	// Mended, Repaired and Invalid count the calls whose answer the parser
 	// refused: read once their type mended a slip, read after a repair
 	// request, and still refused after it (the call failed).

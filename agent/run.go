@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/headroom-agent/headroom/agent/learned"
 	"github.com/headroom-agent/headroom/browser"
 	"github.com/headroom-agent/headroom/budget"
 	"github.com/headroom-agent/headroom/calltypes"
@@ -37,6 +38,10 @@ type Options struct {
 	// page may reach, given on purpose; the result records them. Run
 	// refuses a page that reaches further than the task allows and these.
 	AllowExtra []string
+	// Learned, when set, is where the task's learned runs live: a run
+	// whose success check passed is kept there, and a later run of the
+	// same template follows it with no model call until the page differs.
+	Learned *learned.Library
 }
 
 // Bounds of the transcript a prompt carries, so its size stays flat
@@ -63,8 +68,18 @@ const GoalQuestion = "Is the goal met, by what the page shows?"
 // and says why: the browser, the model, or the context.
 //
 // Run refuses a page that may reach more than the task allows (its
-// allowed domains, or its start URL's host) and o.AllowExtra.
+// allowed domains, or its start URL's host) and o.AllowExtra. A task not
+// bound (Task.Bind) runs with its parameters' defaults.
 func Run(ctx context.Context, t *Task, o Options) (Result, error) {
+	if t.bound == nil {
+		// A task not bound yet runs with its defaults, and one with a
+		// parameter that has none stops here, naming it.
+		bound, err := t.Bind(nil)
+		if err != nil {
+			return failedStart(ctx, t, err), err
+		}
+		t = bound
+	}
 	if err := check(t, o); err != nil {
 		return failedStart(ctx, t, err), err
 	}
@@ -74,6 +89,7 @@ func Run(ctx context.Context, t *Task, o Options) (Result, error) {
 	}
 	start := time.Now()
 	err := r.run(ctx)
+	r.settle(ctx)
 	r.res.Totals.ElapsedMS = time.Since(start).Milliseconds()
 	r.total()
 	r.res.Refused, r.res.ClosedTabs = o.Page.Blocked(), o.Page.ClosedTabs()
@@ -121,6 +137,10 @@ type runner struct {
 	// after that plan is stuck.
 	seen     map[string]int
 	deadline time.Time // the task's, zero when none
+	learn    *learning // nil when the run neither follows nor keeps a learned run
+	// heldAfter is how many steps the run had taken when the success
+	// check last held; -1 before it has.
+	heldAfter int
 }
 
 func newRunner(t *Task, o Options) *runner {
@@ -132,8 +152,8 @@ func newRunner(t *Task, o Options) *runner {
 	if o.CallTimeout <= 0 {
 		o.CallTimeout = 2 * time.Minute
 	}
-	return &runner{t: t, o: o, page: o.Page, seen: map[string]int{},
-		res: Result{Task: t.Name, Status: Errored, Steps: []Step{}, Calls: []llm.Report{}}}
+	return &runner{t: t, o: o, page: o.Page, seen: map[string]int{}, heldAfter: -1,
+		res: Result{Task: t.Name, Params: t.params(), Status: Errored, Steps: []Step{}, Calls: []llm.Report{}}}
 }
 
 // stop ends a run with a status; err is the cause when the status is
@@ -171,6 +191,7 @@ func (r *runner) walk(ctx context.Context) error {
 	if err := r.open(ctx); err != nil {
 		return err
 	}
+	r.startLearning(ctx)
 	steps := r.t.Steps
 	if len(steps) == 0 {
 		steps = []TaskStep{{Agent: r.t.Goal}}
@@ -183,13 +204,38 @@ func (r *runner) walk(ctx context.Context) error {
 			}
 			continue
 		}
-		ok, err := r.pursue(ctx, s.Agent)
+		ok, err := r.goal(ctx, i, s.Agent, i == len(steps)-1)
 		if err != nil {
 			return err
 		}
 		met = met && ok
 	}
 	return r.finish(ctx, met)
+}
+
+// goal reaches one goal: by its learned steps when there are any and the
+// page still fits them, else (or from where they stopped) with the model.
+func (r *runner) goal(ctx context.Context, i int, goal string, last bool) (bool, error) {
+	if r.learn != nil {
+		r.learn.beginGoal(i)
+		if ok, err := r.follow(ctx, i, last); err != nil || ok {
+			return ok, err
+		}
+	}
+	return r.pursue(ctx, goal, last)
+}
+
+// settle ends the run's part in learned runs: a verified run's steps
+// kept, the lease to learn given back, the tokens saved added up.
+func (r *runner) settle(ctx context.Context) {
+	if r.learn == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	r.keep(ctx)
+	r.release()
+	r.res.Totals.TokensSaved = r.learn.res.TokensSaved
 }
 
 // open loads the start page. One that does not load, or that the allowed
@@ -228,6 +274,14 @@ func (r *runner) scripted(ctx context.Context, i int, s browser.Step) error {
 // finish answers the goal from the page the task ended on, and settles
 // the status.
 func (r *runner) finish(ctx context.Context, met bool) error {
+	if r.learn.replayedWhole() && summaryOptional(r.t) {
+		if ok, err := r.stillHolds(ctx); err != nil || ok {
+			// Replayed and verified, and the goal asks for nothing back:
+			// the summary it skips is saved too.
+			r.learn.res.TokensSaved += r.learn.entry.SummaryReserved
+			return r.verified(err)
+		}
+	}
 	snap, err := r.page.Observe(ctx)
 	if err != nil {
 		return err
@@ -254,24 +308,38 @@ func (r *runner) finish(ctx context.Context, met bool) error {
 		}
 		r.res.Answer = s.Answer
 	}
+	if r.learn != nil {
+		r.learn.summary = true
+	}
 	r.progress("answer  %s  (%s)", clip(r.res.Answer, 120), callLine(r.res.Calls[len(r.res.Calls)-1]))
 	if r.t.Success != nil {
-		ok, err := r.successHolds(ctx)
+		ok, err := r.stillHolds(ctx)
 		switch {
 		case err != nil:
 			return err
 		case !ok:
 			return &stop{Failed, "the final page does not pass the success check (" + r.t.Success.String() + ")", nil}
 		}
-		r.res.Status, r.res.SuccessBy = Succeeded, SuccessChecked
-		r.res.Reason = "verified: the final page passes the task's success check (" + r.t.Success.String() + ")"
-		return nil
+		return r.verified(nil)
 	}
 	if !met {
 		return &stop{Failed, "the goal was not met", nil}
 	}
 	r.res.Status, r.res.SuccessBy = Succeeded, SuccessJudged
 	r.res.Reason = "judged by the model: it found the goal met on the page (the task has no success check to verify it)"
+	return nil
+}
+
+// verified settles a run whose success check passed.
+func (r *runner) verified(err error) error {
+	if err != nil {
+		return err
+	}
+	r.res.Status, r.res.SuccessBy = Succeeded, SuccessChecked
+	r.res.Reason = "verified: the final page passes the task's success check (" + r.t.Success.String() + ")"
+	if r.learn.replayedWhole() {
+		r.res.Reason += ", every step replayed from what was learned"
+	}
 	return nil
 }
 
@@ -285,7 +353,7 @@ func (r *runner) total() {
 	c := callsTotal(all)
 	r.res.Totals = Totals{
 		Steps: len(r.res.Steps), Calls: len(all), ElapsedMS: r.res.Totals.ElapsedMS, TokenBudget: r.t.TokenBudget,
-		PromptTokens: c.PromptTokens, TokensReserved: c.TokensReserved, TokensUsed: c.TokensUsed,
+		PromptTokens: c.PromptTokens, TokensReserved: c.TokensReserved, TokensUsed: c.TokensUsed, TokensSaved: r.res.Totals.TokensSaved,
 		ModelMS: c.LatencyMS, Retries: c.Retries, RateLimited: c.RateLimited,
 	}
 	for _, rep := range all {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/headroom-agent/headroom/agent/learned"
 	"github.com/headroom-agent/headroom/browser"
 	"github.com/headroom-agent/headroom/browser/replay"
 	"github.com/headroom-agent/headroom/budget"
@@ -53,6 +54,13 @@ type TaskOptions struct {
 	// result counts the rest (StorageDropped).
 	StorageState     string
 	SaveStorageState string
+	// Params are values for the task's parameters (Task.Bind), put in
+	// before anything opens; none runs a task not bound yet with its
+	// defaults, and a bound one as it is.
+	Params map[string]string
+	// Learned is where learned runs live (OpenLearned); nil runs every
+	// step with the model and keeps nothing.
+	Learned *learned.Library
 	// Session, Progress and CallTimeout are Options'.
 	Session     string
 	Progress    io.Writer
@@ -79,6 +87,13 @@ func RunTask(ctx context.Context, t *Task, o TaskOptions) (Result, error) {
 // runTask opens the caller and the browser, runs the task on them, and
 // closes them; what failed to close is the run's error too.
 func runTask(ctx context.Context, t *Task, o TaskOptions) (res Result, err error) {
+	if len(o.Params) > 0 || t.bound == nil {
+		bound, err := t.Bind(o.Params)
+		if err != nil {
+			return failedStart(ctx, t, err), err
+		}
+		t = bound
+	}
 	caller, closeCaller, err := callerFor(ctx, t, o)
 	if err != nil {
 		return failedStart(ctx, t, err), err
@@ -143,7 +158,7 @@ func openBrowser(ctx context.Context, t *Task, o TaskOptions) (*browser.Page, *r
 func runOn(ctx context.Context, t *Task, o TaskOptions, page *browser.Page, caller *llm.Caller) (Result, error) {
 	watch := watchResources(page.PID())
 	res, err := Run(ctx, t, Options{Page: page, Caller: caller, Session: o.Session, Progress: o.Progress,
-		OutDir: o.OutDir, CallTimeout: o.CallTimeout, AllowExtra: o.AllowExtra})
+		OutDir: o.OutDir, CallTimeout: o.CallTimeout, AllowExtra: o.AllowExtra, Learned: o.Learned})
 	res.StorageDropped = page.StorageDropped()
 	if o.SaveStorageState != "" {
 		if serr := saveStorage(ctx, page, o.SaveStorageState); serr != nil {
@@ -293,7 +308,7 @@ func taskBrowser(t *Task, bo browser.Options, extra []string) (browser.Options, 
 // failedStart is the result of a run that never started: no caller, no
 // browser. It says why all the same.
 func failedStart(ctx context.Context, t *Task, err error) Result {
-	res := Result{Task: t.Name, Status: Errored, Reason: redact.Error(err).Error(), Steps: []Step{}, Calls: []llm.Report{}}
+	res := Result{Task: t.Name, Params: t.params(), Status: Errored, Reason: redact.Error(err).Error(), Steps: []Step{}, Calls: []llm.Report{}}
 	if ctx.Err() != nil {
 		res.Reason = "interrupted before the run started: " + res.Reason
 	}

@@ -29,7 +29,17 @@ func (r *runner) successHolds(ctx context.Context) (bool, error) {
 			return false, err
 		}
 	}
+	r.heldAfter = len(r.res.Steps)
 	return true, nil
+}
+
+// stillHolds is successHolds, answered from the last check when it held
+// and no step has been taken since: the end of a run asks once.
+func (r *runner) stillHolds(ctx context.Context) (bool, error) {
+	if r.heldAfter == len(r.res.Steps) {
+		return true, nil
+	}
+	return r.successHolds(ctx)
 }
 
 // compile compiles the URL pattern, once: a loaded task's when it is
@@ -44,6 +54,17 @@ func (s *Success) compile() error {
 	}
 	s.url = re
 	return nil
+}
+
+// compileTemplate checks the URL pattern of a task as written: with its
+// parameters (which checkParams has read) standing for no text, as a value
+// goes in quoted; it is compiled when they are put in (Bind).
+func (s *Success) compileTemplate() error {
+	if !strings.Contains(s.URL, "{{") {
+		return s.compile()
+	}
+	_, err := regexp.Compile(fill(s.URL, nil, true))
+	return err
 }
 
 // String is the check as a person would say it.

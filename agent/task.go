@@ -12,7 +12,8 @@ import (
 //
 //	name: cheapest-desk
 //	start_url: http://127.0.0.1:8391/shop/
-//	goal: Find the cheapest desk and report its price.
+//	goal: Find the cheapest {{item}} and report its price.
+//	params: {item: desk}    # {{item}} in the goal, the steps and success
 //	allowed_domains: [127.0.0.1]
 //	max_steps: 12
 //	token_budget: 60000
@@ -24,15 +25,21 @@ import (
 //	storage_state: s.json   # cookies and localStorage to start with
 //	secrets:                # typed by name: <secret:password>
 //	  password: {env: SHOP_PASSWORD, domains: [127.0.0.1]}
+//	learn: off              # neither learn this task's runs nor replay them
 //	steps:                  # scripted before, between or instead of the model
 //	  - type: "#q"
-//	    text: desk
+//	    text: "{{item}}"
 //	    submit: true
 //	  - agent: open the cheapest desk
 type Task struct {
 	Name     string `yaml:"name" json:"name"`
 	StartURL string `yaml:"start_url" json:"start_url"`
 	Goal     string `yaml:"goal" json:"goal"`
+	// Params declares the task's parameters, each with its default: the
+	// goal, the steps and the success check write {{name}} where the
+	// value goes. A nil default (null in YAML) is a value the run must be
+	// given. Bind puts the values in.
+	Params map[string]*string `yaml:"params" json:"params,omitempty"`
 	// AllowedDomains confine the browser; empty allows the start URL's
 	// host alone.
 	AllowedDomains []string `yaml:"allowed_domains" json:"allowed_domains,omitempty"`
@@ -65,11 +72,27 @@ type Task struct {
 	// Steps are scripted actions and sub-goals, in order. None means one
 	// model-driven sub-goal: the Goal.
 	Steps []TaskStep `yaml:"steps" json:"steps,omitempty"`
+	// Learn is "off" to keep this task's runs from being learned or
+	// replayed; "" follows the run's store.
+	Learn string `yaml:"learn" json:"learn,omitempty"`
 
 	// File is the task file's path, for messages; Replay and Cassette are
 	// resolved against its directory when loaded.
 	File string `yaml:"-" json:"-"`
+
+	// tmpl is the task as written, when this one is bound (Bind) or comes
+	// from a task list entry; nil when this one is as written.
+	tmpl *Task
+	// bound are the values bound, nil while the task is not.
+	bound map[string]string
+	// fixed are the values a task list entry gives, which win over those
+	// given to Bind.
+	fixed map[string]string
 }
+
+// LearnOff is the Learn that keeps a task's runs from being learned or
+// replayed.
+const LearnOff = "off"
 
 // DefaultMaxSteps bounds a task that sets no max_steps.
 const DefaultMaxSteps = 20

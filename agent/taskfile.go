@@ -112,11 +112,14 @@ func (t *Task) check(doc *yamlconf.Doc) error {
 	default:
 		return doc.Errorf("priority", "%q is not a priority: use %q or %q", t.Priority, calltypes.Interactive, calltypes.Background)
 	}
+	if err := t.checkParams(doc); err != nil {
+		return err
+	}
 	if s := t.Success; s != nil {
 		if s.Text == "" && s.URL == "" {
 			return doc.Errorf("success", "success needs text, url or both")
 		}
-		if err := s.compile(); err != nil {
+		if err := s.compileTemplate(); err != nil {
 			return doc.Errorf("success.url", "not a regular expression: %v", err)
 		}
 	}

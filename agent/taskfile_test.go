@@ -2,6 +2,7 @@ package agent
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -25,7 +26,9 @@ func TestLoadTaskReadsEveryField(t *testing.T) {
 	want := &Task{
 		Name:           "cheapest-desk",
 		StartURL:       "http://127.0.0.1:8391/shop/",
-		Goal:           "Find the cheapest desk and report its price.",
+		Goal:           "Find the cheapest {{item}} and report its price.",
+		Params:         map[string]*string{"item": ptr("desk"), "max_price": nil},
+		Learn:          LearnOff,
 		AllowedDomains: []string{"127.0.0.1", ".example.com"},
 		MaxSteps:       12,
 		TokenBudget:    60000,
@@ -44,7 +47,7 @@ func TestLoadTaskReadsEveryField(t *testing.T) {
 			{Step: browser.Step{Type: "#q", Text: "desk", Submit: true}},
 			{Step: browser.Step{Wait: "network"}},
 			{Step: browser.Step{Select: "#sort", Option: "price"}},
-			{Step: browser.Step{Navigate: "/shop/?q=desk"}},
+			{Step: browser.Step{Navigate: "/shop/?q={{item}}"}},
 			{Step: browser.Step{Scroll: "down"}},
 			{Step: browser.Step{Press: "Enter"}},
 			{Step: browser.Step{Back: true}},
@@ -96,6 +99,9 @@ func allSet(t *testing.T, name string, v reflect.Value) {
 	t.Helper()
 	for i := 0; i < v.NumField(); i++ {
 		f := v.Type().Field(i)
+		if !f.IsExported() {
+			continue // set by Bind, not by the file
+		}
 		if f.Anonymous && f.Type.Kind() == reflect.Struct {
 			allSet(t, name+"."+f.Name, v.Field(i))
 			continue
@@ -368,6 +374,7 @@ func FuzzParseTask(f *testing.F) {
 		"name: n\nstart_url: http://2130706433:8080/\ngoal: g\n",
 		"name: n\nstart_url: http://0x7f.1/\ngoal: g\nallowed_domains: [127.1]\n",
 		"name: n\nstart_url: http://my_host/\ngoal: g\n",
+		"name: n\nstart_url: https://example.com/\ngoal: Pay {{a}}.\nparams: {a: 0042, b: ~}\nsuccess: {url: \"/{{a}}$\"}\n",
 	} {
 		f.Add([]byte(s))
 	}
@@ -390,6 +397,19 @@ func FuzzParseTask(f *testing.F) {
 			if err := browser.CheckDomain(d); err != nil {
 				t.Fatalf("accepted a task allowing %q: %v", d, err)
 			}
+		}
+		// Bound with its defaults, or refused as bad usage; binding the
+		// bound task binds the template again, to the same task.
+		b, err := task.Bind(nil)
+		if err != nil {
+			if !errors.Is(err, ErrUsage) {
+				t.Fatalf("Bind: %v is not bad usage", err)
+			}
+			return
+		}
+		again, err := b.Bind(nil)
+		if err != nil || !reflect.DeepEqual(again, b) {
+			t.Fatalf("bound again: %v\n%+v\nwant\n%+v", err, again, b)
 		}
 	})
 }

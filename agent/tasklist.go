@@ -2,8 +2,10 @@ package agent
 
 import (
 	"fmt"
+	"maps"
 	"path/filepath"
 	"reflect"
+	"slices"
 
 	"github.com/headroom-agent/headroom/internal/yamlconf"
 )
@@ -17,6 +19,8 @@ const maxTaskList = 16 << 20
 //
 //	tasks:
 //	  - file: shop-sofa.yaml        # a task file, relative to this list
+//	  - file: pay-invoice.yaml      # with values for its parameters:
+//	    params: {invoice: INV-1043} # named pay-invoice-INV-1043
 //	  - name: oak-desk              # or a task written out in place
 //	    start_url: https://shop.example/
 //	    goal: Put the oak desk in the cart.
@@ -58,12 +62,19 @@ func ParseTaskList(file string, data []byte) ([]*Task, error) {
 		at := fmt.Sprintf("tasks[%d]", i)
 		var t *Task
 		if e.Path != "" {
-			if !reflect.DeepEqual(e.Task, Task{}) {
-				return nil, doc.Errorf(at, "an entry is a task file or a task written out, not both: move the fields into %s or drop file", e.Path)
+			rest := e.Task
+			rest.Params = nil // the values for the file's parameters
+			if !reflect.DeepEqual(rest, Task{}) {
+				return nil, doc.Errorf(at, "an entry is a task file or a task written out, not both: move the fields into %s or drop file (params: may go with file:, the values for its parameters)", e.Path)
 			}
 			t, err = LoadTask(resolve(dir, e.Path))
 			if err != nil {
 				return nil, doc.Errorf(at+".file", "%v", err)
+			}
+			if e.Params != nil {
+				if t, err = entryValues(doc.Sub(at), t, e.Params); err != nil {
+					return nil, err
+				}
 			}
 		} else {
 			if doc.Has(at + ".file") {
@@ -77,7 +88,12 @@ func ParseTaskList(file string, data []byte) ([]*Task, error) {
 			t.Replay = resolve(dir, t.Replay)
 			t.Cassette = resolve(dir, t.Cassette)
 		}
-		// Results, reports and sessions are told apart by name.
+		// Results, reports and sessions are told apart by name. Entries of
+		// one file that give values are named for them, and two whose
+		// values make the same name apart by their place in the list.
+		if _, dup := seen[t.Name]; dup && t.fixed != nil {
+			t.Name = fmt.Sprintf("%s-%d", t.Name, i)
+		}
 		if j, dup := seen[t.Name]; dup {
 			return nil, doc.Errorf(at, "task %q is also tasks[%d]: each task of a list has a name of its own", t.Name, j)
 		}
@@ -85,4 +101,33 @@ func ParseTaskList(file string, data []byte) ([]*Task, error) {
 		out[i] = t
 	}
 	return out, nil
+}
+
+// entryValues is the task of a list entry that gives values for the
+// parameters of its file's task: each one declared, and a value fit to
+// put in (written as the list writes it: 0042, not 34). They are put in
+// when the task runs, with any others given then.
+func entryValues(doc *yamlconf.Doc, t *Task, params map[string]*string) (*Task, error) {
+	values := make(map[string]string, len(params))
+	for _, name := range slices.Sorted(maps.Keys(params)) {
+		field := "params." + name
+		if _, ok := t.Params[name]; !ok {
+			if !paramName.MatchString(name) {
+				field = "params"
+			}
+			return nil, doc.Errorf(field, "unknown parameter %s: %s (%s)", yamlconf.Quote(name), declares(t), t.File)
+		}
+		v := params[name]
+		if v == nil {
+			return nil, doc.Errorf(field, "no value: give one (%s: VALUE), or leave %s out for the task's default", name, name)
+		}
+		if text, ok := doc.AsWritten(field); ok {
+			*v = text
+		}
+		if err := checkParamValue(*v); err != nil {
+			return nil, doc.Errorf(field, "%v", err)
+		}
+		values[name] = *v
+	}
+	return t.withValues(listName(t.Name, values), values), nil
 }

@@ -71,8 +71,9 @@ func commands() []command {
 		{use: "calltypes", summary: "list the call types and their caps", args: noArgs, flags: runCalltypes},
 		{use: "call TYPE", summary: "run one call of a call type and print its record", args: exactArgs("TYPE"), flags: runCall, complete: completeCallTypes,
 			example: "  headroom call yes-no --input calltypes/examples/yes-no.json"},
+		{use: "learned", summary: "the learned runs a store holds: ls, show, rm", subs: learnedCommands()},
 		{use: "budget", summary: "the fleet's budget: plan, doctor, top, calibrate", subs: budgetCommands()},
-		{use: "bench", summary: "measure: store, burst, fleet, coldstart, caps, pageview, agents", subs: benchCommands()},
+		{use: "bench", summary: "measure: store, burst, fleet, coldstart, caps, pageview, agents, learn", subs: benchCommands()},
 		{use: "demo", summary: "run the offline demo against the embedded simulator", args: noArgs, flags: runDemo},
 		{use: "version", summary: "print the version", args: noArgs, flags: runVersion},
 	}
@@ -89,6 +90,7 @@ func budgetCommands() []command {
 
 func benchCommands() []command {
 	return []command{
+		{use: "learn", summary: "learned runs: each task run by the model and replayed, the shop's variants, a fleet with learning on and off", args: noArgs, flags: benchLearn},
 		{use: "store", summary: "reserve+settle throughput and latency of the budget store", args: noArgs, flags: benchStore},
 		{use: "burst", summary: "90 simultaneous chat completions at one 60 RPM deployment, per client strategy", args: noArgs, flags: benchBurst},
 		{use: "fleet", summary: "a cold-start fleet of processes sharing Redis, routing strategies side by side", args: noArgs, flags: benchFleet},

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -131,16 +132,23 @@ func TestDemo(t *testing.T) {
 		Answer string `json:"answer"`
 		Steps  []any  `json:"steps"`
 	}
-	if err := json.Unmarshal([]byte(stdout), &res); err != nil || res.Status != "succeeded" || res.Answer == "" || len(res.Steps) == 0 {
+	first, table, _ := strings.Cut(stdout, "\n}\n")
+	if err := json.Unmarshal([]byte(first+"}"), &res); err != nil || res.Status != "succeeded" || res.Answer == "" || len(res.Steps) == 0 {
 		t.Fatalf("demo result %+v, %v:\n%s", res, err, stdout)
 	}
-	for _, f := range []string{"result.json", "report.html"} {
-		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
-			t.Errorf("demo wrote no %s: %v", f, err)
+	// The second run follows what the first learned: no model call.
+	if !regexp.MustCompile(`model calls +[1-9]\d* +0\n`).MatchString(table) || !regexp.MustCompile(`status +succeeded +succeeded`).MatchString(table) {
+		t.Errorf("the table does not show a second run with no call:\n%s", table)
+	}
+	for _, run := range []string{"first", "second"} {
+		for _, f := range []string{"result.json", "report.html"} {
+			if _, err := os.Stat(filepath.Join(out, run, f)); err != nil {
+				t.Errorf("demo wrote no %s/%s: %v", run, f, err)
+			}
 		}
 	}
-	if !strings.Contains(errs, filepath.Join(out, "report.html")) {
-		t.Errorf("demo does not say where the report is:\n%s", errs)
+	if !strings.Contains(stdout, filepath.Join(out, "second", "report.html")) {
+		t.Errorf("demo does not say where the reports are:\n%s", stdout)
 	}
 	if code, _, errs := runArgs(t, "demo", "--task", "no-such-task.yaml"); code != 2 || !strings.Contains(errs, "--task") {
 		t.Errorf("a missing task: exit %d, %s", code, errs)

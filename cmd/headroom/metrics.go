@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/headroom-agent/headroom/agent/learned"
 	"github.com/headroom-agent/headroom/budget/metrics"
 	"github.com/headroom-agent/headroom/internal/safefile"
 	"github.com/headroom-agent/headroom/llm"
@@ -68,6 +69,24 @@ func callerSource(c *llm.Caller) metrics.Source {
 				Mended: s.Mended, Repaired: s.Repaired, Invalid: s.Invalid})
 		}
 		return v, nil
+	}
+}
+
+// learnedSource adds a library's counts to a view, under the task's
+// name: one agent, one task.
+func learnedSource(src metrics.Source, lib *learned.Library, task string) metrics.Source {
+	if lib == nil {
+		return src
+	}
+	return func(ctx context.Context) (metrics.View, error) {
+		v, err := src(ctx)
+		s := lib.Stats()
+		l := metrics.Learned{Task: task, Hits: int64(s.Hits), Heals: int64(s.Heals), Misses: map[string]int64{}}
+		for reason, n := range s.Misses {
+			l.Misses[reason] = int64(n)
+		}
+		v.Learned = append(v.Learned, l)
+		return v, err
 	}
 }
 

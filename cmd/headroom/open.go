@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/headroom-agent/headroom/agent"
+	_ "github.com/headroom-agent/headroom/agent/learned/learnedredis" // redis:// for --learned
 	"github.com/headroom-agent/headroom/budget"
 	_ "github.com/headroom-agent/headroom/budget/redisstore" // redis:// in a config
 	"github.com/headroom-agent/headroom/calltypes"

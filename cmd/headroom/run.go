@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"io"
@@ -14,6 +15,7 @@ import (
 	"github.com/headroom-agent/headroom/agent"
 	"github.com/headroom-agent/headroom/browser/replay"
 	"github.com/headroom-agent/headroom/internal/safefile"
+	"github.com/headroom-agent/headroom/internal/yamlconf"
 	"github.com/headroom-agent/headroom/llm"
 )
 
@@ -29,6 +31,9 @@ func runTask(fs *pflag.FlagSet) runner {
 	session := fs.String("session", "", "the session `key` the calls keep affinity by (default the task's name and a random suffix)")
 	tasksFile := fs.String("tasks", "", "run one task of this task list `file` (tasks: [...]), the one at --index")
 	index := fs.String("index", "", "run task `N` of --tasks, counting from 0 (default $JOB_COMPLETION_INDEX, else $HEADROOM_TASK_INDEX)")
+	var params listFlag
+	fs.Var(&params, "param", "give the task's parameter `NAME=VALUE` ({{NAME}} in the task); repeat for more. With --tasks, for every entry, and an entry's own value wins")
+	learnedSpec := fs.String("learned", "", "where learned runs live: off, memory, dir:`PATH`, redis (the config's Redis) or redis://HOST:PORT (default the config's learned:, else off)")
 	var extra listFlag
 	fs.Var(&extra, "allow-extra", "let the browser reach this `domain` too, beyond the task's allowed domains (the result records it); repeat for more")
 	var bf browserFlags
@@ -49,7 +54,16 @@ func runTask(fs *pflag.FlagSet) runner {
 			fprintf(stderr, "headroom run: %v\n", err)
 			return exitUsage
 		}
-		task, err := loadRunTask(pos, *tasksFile, *index)
+		values, err := paramValues(params)
+		var task *agent.Task
+		if err == nil {
+			task, err = loadRunTask(pos, *tasksFile, *index)
+		}
+		if err == nil {
+			// Bound here, so that a parameter unknown or without a value
+			// is said before anything opens.
+			task, err = task.Bind(values)
+		}
 		if err == nil {
 			err = checkRecording(task, *recordHAR, *recordCalls, *saveStorage)
 		}
@@ -86,8 +100,16 @@ func runTask(fs *pflag.FlagSet) runner {
 			}
 		}()
 		opts.Caller = caller
+		lib, err := agent.OpenLearned(ctx, *learnedSpec, cfg)
+		if err != nil {
+			return failed(ctx, stderr, "run", fmt.Errorf("--learned: %w", err))
+		}
+		if lib != nil {
+			defer lib.Close()
+			opts.Learned = lib
+		}
 		mf.stderr = stderr
-		stopMetrics, err := mf.start(callerSource(caller), stdout)
+		stopMetrics, err := mf.start(learnedSource(callerSource(caller), lib, task.Name), stdout)
 		defer stopMetrics() // first: the last EMF lines are written while the store is open
 		if err != nil {
 			fprintf(stderr, "headroom run: %v\n", err)
@@ -128,6 +150,30 @@ func loadRunTask(pos []string, tasksFile, index string) (*agent.Task, error) {
 		return nil, fmt.Errorf("--index picks a task of --tasks FILE, and %s is one task: drop --index", pos[0])
 	}
 	return agent.LoadTask(pos[0])
+}
+
+// paramValues reads the --param flags: NAME=VALUE each, a name given
+// once. Whether the task declares the name, and the value is fit, Bind
+// says.
+func paramValues(flags []string) (map[string]string, error) {
+	if len(flags) == 0 {
+		return nil, nil
+	}
+	values := make(map[string]string, len(flags))
+	for _, f := range flags {
+		name, value, ok := strings.Cut(f, "=")
+		switch {
+		case !ok:
+			return nil, fmt.Errorf("--param %s: want NAME=VALUE, such as --param invoice=INV-1042", yamlconf.Quote(f))
+		case name == "":
+			return nil, fmt.Errorf("--param %s: no name before the '=': want NAME=VALUE, such as --param invoice=INV-1042", yamlconf.Quote(f))
+		}
+		if _, dup := values[name]; dup {
+			return nil, fmt.Errorf("--param %s is given twice: give each parameter once", yamlconf.Quote(name))
+		}
+		values[name] = value
+	}
+	return values, nil
 }
 
 // checkRecording refuses recording flags that cannot be kept: a HAR of a

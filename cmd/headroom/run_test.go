@@ -749,3 +749,64 @@ func TestRunStartURLNotInTheReplay(t *testing.T) {
 		t.Errorf("exit %d, want 1 naming the URL, the archive and what it holds; stderr:\n%s", code, errs)
 	}
 }
+
+// A task's parameters come from --param NAME=VALUE; a flag of the wrong
+// form, a name the task does not declare and a parameter with no value
+// are bad usage, said before a browser opens.
+func TestRunParamsRefused(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	task := writeFile(t, dir, "pay.yaml", "name: pay\nstart_url: http://127.0.0.1/\ngoal: Pay invoice {{invoice}} as {{payer}}.\nparams: {invoice: ~, payer: Ada}\n")
+	list := writeFile(t, dir, "list.yaml", "tasks:\n  - file: pay.yaml\n    params: {invoice: INV-1}\n  - file: pay.yaml\n")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{task, "--param", "invoice"}, `--param "invoice": want NAME=VALUE`},
+		{[]string{task, "--param", "=x"}, `--param "=x": no name before the '='`},
+		{[]string{task, "--param", "invoice=a", "--param", "invoice=b"}, `--param "invoice" is given twice`},
+		{[]string{task, "--param", "invoce=INV-1"}, task + `: unknown parameter "invoce": the task declares invoice, payer`},
+		{[]string{task}, task + `: parameter "invoice" has no value: give --param invoice=VALUE`},
+		{[]string{task, "--param", "invoice=a\tb"}, `parameter "invoice": the value holds a control character`},
+		{[]string{"--tasks", list, "--index", "1"}, `parameter "invoice" has no value`},
+		{[]string{"--tasks", list, "--index", "0", "--param", "amount=3"}, `unknown parameter "amount"`},
+	} {
+		var out, errb bytes.Buffer
+		code := run(context.Background(), append([]string{"run"}, c.args...), &out, &errb)
+		if code != exitUsage || !strings.Contains(errb.String(), c.want) {
+			t.Errorf("run %q: exit %d, stderr %q; want 2 and %q", c.args, code, errb.String(), c.want)
+		}
+		if out.Len() != 0 {
+			t.Errorf("run %q: stdout %q", c.args, out.String())
+		}
+	}
+}
+
+// A run with --param puts the values in, and its result says them; in a
+// task list, an entry's own value wins over the flag's.
+func TestRunParams(t *testing.T) {
+	t.Parallel()
+	srv := animalSite(t)
+	dir := t.TempDir()
+	task := writeFile(t, dir, "animal.yaml", fmt.Sprintf(`name: animal-sleep
+start_url: %s/
+goal: Open the {{animal}} facts and tell how a {{animal}} sleeps.
+params: {animal: ~}
+max_steps: 6
+success: {url: "/{{animal}}$"}
+`, srv.URL))
+	writeFile(t, dir, "list.yaml", "tasks:\n  - file: animal.yaml\n    params: {animal: zebra}\n")
+	for _, args := range [][]string{
+		{"run", task, "--param", "animal=zebra"},
+		{"run", "--tasks", filepath.Join(dir, "list.yaml"), "--index", "0", "--param", "animal=lion"},
+	} {
+		r := runBinary(t, nil, args...)
+		if r.code != exitOK {
+			t.Fatalf("%q: exit %d\nstderr:\n%s", args, r.code, r.stderr)
+		}
+		res := decodeResult(t, "stdout", []byte(r.stdout))
+		if !reflect.DeepEqual(res.Params, map[string]string{"animal": "zebra"}) || res.SuccessBy != agent.SuccessChecked {
+			t.Errorf("%q: params %v, success by %q (%s)", args, res.Params, res.SuccessBy, res.Reason)
+		}
+	}
+}

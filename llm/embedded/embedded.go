@@ -50,11 +50,22 @@ func Open(ctx context.Context, o llm.Options) (*llm.Caller, error) {
 // OpenModel is Open with m answering the calls: how a new call type is
 // tried offline before a real deployment sees it.
 func OpenModel(ctx context.Context, m azuresim.Model, o llm.Options) (*llm.Caller, error) {
+	return open(ctx, m, nil, o)
+}
+
+// OpenPaced is Open answering at the pace f gives (a base latency and a
+// time per generated token): a measurement whose wall time should hold a
+// deployed model's, as a bench's does.
+func OpenPaced(ctx context.Context, f azuresim.Faults, o llm.Options) (*llm.Caller, error) {
+	return open(ctx, heuristic.Model{}, &f, o)
+}
+
+func open(ctx context.Context, m azuresim.Model, f *azuresim.Faults, o llm.Options) (*llm.Caller, error) {
 	if o.Replay != "" { // answered from the cassette: nothing to start
 		return llm.Open(ctx, &config.File{}, o)
 	}
 	sim, err := azuresim.New(azuresim.Config{Deployments: []azuresim.Deployment{{
-		Name: Deployment, Model: model, ModelVersion: modelVersion, TPM: tpm, Reply: "embedded",
+		Name: Deployment, Model: model, ModelVersion: modelVersion, TPM: tpm, Reply: "embedded", Faults: f,
 	}}}, azuresim.Options{Models: map[string]azuresim.Model{"embedded": m}})
 	if err != nil {
 		return nil, err
@@ -63,12 +74,12 @@ func OpenModel(ctx context.Context, m azuresim.Model, o llm.Options) (*llm.Calle
 	if err != nil {
 		return nil, err
 	}
-	f := &config.File{Budget: budget.Config{Deployments: []budget.Deployment{{
+	cfg := &config.File{Budget: budget.Config{Deployments: []budget.Deployment{{
 		Name: Deployment, Endpoint: run.URL, Model: model, ModelVersion: modelVersion,
 		TPM: tpm, Auth: budget.Auth{APIKeyEnv: keyEnv},
 	}}}}
 	o.Dispatcher.Getenv = func(string) string { return key }
-	c, err := llm.Open(ctx, f, o)
+	c, err := llm.Open(ctx, cfg, o)
 	if err != nil {
 		run.Close()
 		return nil, err
