@@ -33,6 +33,12 @@ func (r *runner) follow(ctx context.Context, i int, last bool) (bool, error) {
 		return false, err
 	}
 	for k, s := range g.Steps {
+		if r.modelSteps() >= r.maxSteps() {
+			// A learned run longer than the task allows is not followed
+			// past its bound, wherever it came from.
+			l.miss(learned.MissUnusable, fmt.Sprintf("more learned steps than max_steps (%d)", r.maxSteps()))
+			return false, nil
+		}
 		if last {
 			if met, err := r.successHolds(ctx); err != nil || met {
 				return l.reached(g, met), err
