@@ -18,6 +18,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/headroom-agent/headroom/internal/safefile"
 )
 
 // dir keeps each entry in files of one directory, shared by the processes
@@ -276,20 +278,12 @@ func (d *dir) Close() error {
 // FIFO, and refuses anything but a regular file: a link in the store's
 // directory could point a write anywhere.
 func openRegular(path string, flag int) (*os.File, error) {
-	f, err := os.OpenFile(path, flag|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0o600)
+	f, err := safefile.OpenRegular(path, flag, 0o600)
 	if errors.Is(err, syscall.ELOOP) {
 		return nil, fmt.Errorf("learned: %s is a symlink: the store follows none", path)
 	}
 	if err != nil {
-		return nil, err
-	}
-	fi, err := f.Stat()
-	if err == nil && !fi.Mode().IsRegular() {
-		err = fmt.Errorf("learned: %s is not a regular file (%v)", path, fi.Mode().Type())
-	}
-	if err != nil {
-		f.Close()
-		return nil, err
+		return nil, fmt.Errorf("learned: %w", err)
 	}
 	return f, nil
 }
@@ -365,11 +359,4 @@ func writeAtomic(path string, data []byte) (err error) {
 }
 
 // syncDir makes the renames in path durable.
-func syncDir(path string) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	return f.Sync()
-}
+func syncDir(path string) error { return safefile.SyncDir(path) }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/headroom-agent/headroom/agent"
 	"github.com/headroom-agent/headroom/config"
+	"github.com/headroom-agent/headroom/internal/safefile"
 )
 
 // demoTask is the task make demo runs: a recorded page, replayed offline,
@@ -69,7 +70,7 @@ func runDemo(fs *pflag.FlagSet) runner {
 
 func readResult(path string) (agent.Result, error) {
 	var res agent.Result
-	b, err := os.ReadFile(path)
+	b, err := safefile.ReadFile(path, 64<<20, "a result file")
 	if err == nil {
 		err = json.Unmarshal(b, &res)
 	}

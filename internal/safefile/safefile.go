@@ -180,19 +180,37 @@ func OpenAppend(path string, perm fs.FileMode) (*os.File, error) {
 	if err := CheckTarget(path); err != nil {
 		return nil, err
 	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, perm)
+	return OpenRegular(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, perm)
+}
+
+// OpenRegular opens path with flag (os.O_RDONLY, os.O_RDWR|os.O_CREATE,
+// ...) when it is a regular file: a symlink is not followed (the error
+// is syscall.ELOOP), and a FIFO or a device is refused without waiting
+// on it. For a store that keeps its own files in its own directory.
+func OpenRegular(path string, flag int, perm fs.FileMode) (*os.File, error) {
+	f, err := os.OpenFile(path, flag|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, perm)
 	if err != nil {
 		return nil, err
 	}
 	fi, err := f.Stat()
 	if err == nil && !fi.Mode().IsRegular() {
-		err = fmt.Errorf("%s: %s, not a regular file: refusing to write to it", path, kind(fi.Mode()))
+		err = fmt.Errorf("%s: %s, not a regular file: refusing it", path, kind(fi.Mode()))
 	}
 	if err != nil {
 		f.Close()
 		return nil, err
 	}
 	return f, nil
+}
+
+// SyncDir makes the renames in dir durable.
+func SyncDir(dir string) error {
+	f, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return f.Sync()
 }
 
 // Within joins name to dir, refusing a name that would leave dir: one
