@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"maps"
 	"net/url"
 	"regexp"
 	"slices"
@@ -277,7 +278,7 @@ func (r *runner) keep(ctx context.Context) {
 func (l *learning) entryOf(r *runner) *learned.Entry {
 	e := &learned.Entry{
 		Format: learned.Format, Key: l.res.Key, Task: l.tmpl.Name, LearnedAt: time.Now().UTC().Truncate(time.Second),
-		Template: learned.Template{Goal: l.tmpl.Goal, Start: startOf(l.tmpl.StartURL), Params: sortedKeys(l.tmpl.Params), Secrets: sortedKeys(l.tmpl.Secrets)},
+		Template: learned.Template{Goal: l.tmpl.Goal, Start: startOf(l.tmpl.StartURL), Params: slices.Sorted(maps.Keys(l.tmpl.Params)), Secrets: slices.Sorted(maps.Keys(l.tmpl.Secrets))},
 		Goals:    l.goals,
 	}
 	if len(r.res.Calls) > 0 && l.summary {
@@ -331,7 +332,7 @@ func TemplateKey(t *Task, types *calltypes.Registry) string {
 		Success         *Success
 		Params, Secrets []string
 		Prompts         []string
-	}{tm.Goal, startOf(tm.StartURL), tm.Steps, tm.Success, sortedKeys(tm.Params), sortedKeys(tm.Secrets), prompts})
+	}{tm.Goal, startOf(tm.StartURL), tm.Steps, tm.Success, slices.Sorted(maps.Keys(tm.Params)), slices.Sorted(maps.Keys(tm.Secrets)), prompts})
 	return keyName(tm.Name) + "-" + hex.EncodeToString(h.Sum(nil))[:16]
 }
 
@@ -366,15 +367,6 @@ func pathOf(raw string) string {
 		return "/"
 	}
 	return u.Path
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
 }
 
 // summaryOptional reports a task whose goal asks for nothing back: after

@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"sort"
 	"sync"
 	"time"
@@ -189,10 +190,7 @@ func (l *Library) Stats() Stats {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	s := l.stats
-	s.Misses = make(map[string]int, len(l.stats.Misses))
-	for k, v := range l.stats.Misses {
-		s.Misses[k] = v
-	}
+	s.Misses = maps.Clone(l.stats.Misses)
 	return s
 }
 

@@ -51,15 +51,23 @@ func (f *learnedFlags) open(ctx context.Context, command string, stderr io.Write
 	return lib, exitOK
 }
 
-func learnedList(fs *pflag.FlagSet) runner {
-	var f learnedFlags
+// withStore is a learned command's runner: the store the flags name,
+// opened for body and closed after it.
+func withStore(fs *pflag.FlagSet, command string, body func(ctx context.Context, f *learnedFlags, lib *learned.Library, pos []string, stdout, stderr io.Writer) int) runner {
+	f := &learnedFlags{}
 	f.add(fs)
-	return func(ctx context.Context, _ []string, stdout, stderr io.Writer) int {
-		lib, code := f.open(ctx, "learned ls", stderr)
+	return func(ctx context.Context, pos []string, stdout, stderr io.Writer) int {
+		lib, code := f.open(ctx, command, stderr)
 		if lib == nil {
 			return code
 		}
 		defer lib.Close()
+		return body(ctx, f, lib, pos, stdout, stderr)
+	}
+}
+
+func learnedList(fs *pflag.FlagSet) runner {
+	return withStore(fs, "learned ls", func(ctx context.Context, f *learnedFlags, lib *learned.Library, _ []string, stdout, stderr io.Writer) int {
 		list, err := lib.List(ctx)
 		if err != nil {
 			return failed(ctx, stderr, "learned ls", err)
@@ -77,7 +85,7 @@ func learnedList(fs *pflag.FlagSet) runner {
 			fprintf(stdout, "%-44s  %-24s  %5d  %8d  %-20s  %d\n", l.Key, clipTo(e.Task, 24), e.Steps(), e.Reserved(), e.LearnedAt.Format("2006-01-02 15:04:05Z"), e.Revision)
 		}
 		return exitOK
-	}
+	})
 }
 
 // listedJSON is a listing as JSON: each entry, or why it is unusable.
@@ -96,14 +104,7 @@ func listedJSON(list []learned.Listed) []map[string]any {
 }
 
 func learnedShow(fs *pflag.FlagSet) runner {
-	var f learnedFlags
-	f.add(fs)
-	return func(ctx context.Context, pos []string, stdout, stderr io.Writer) int {
-		lib, code := f.open(ctx, "learned show", stderr)
-		if lib == nil {
-			return code
-		}
-		defer lib.Close()
+	return withStore(fs, "learned show", func(ctx context.Context, f *learnedFlags, lib *learned.Library, pos []string, stdout, stderr io.Writer) int {
 		e, err := lib.Load(ctx, pos[0])
 		if err != nil {
 			return failed(ctx, stderr, "learned show", fmt.Errorf("%s: %w", pos[0], err))
@@ -113,7 +114,7 @@ func learnedShow(fs *pflag.FlagSet) runner {
 		}
 		fprintf(stdout, "%s", describeEntry(e))
 		return exitOK
-	}
+	})
 }
 
 // describeEntry is a learned run as a person reads it.
@@ -142,14 +143,7 @@ func describeEntry(e *learned.Entry) string {
 }
 
 func learnedRemove(fs *pflag.FlagSet) runner {
-	var f learnedFlags
-	f.add(fs)
-	return func(ctx context.Context, pos []string, stdout, stderr io.Writer) int {
-		lib, code := f.open(ctx, "learned rm", stderr)
-		if lib == nil {
-			return code
-		}
-		defer lib.Close()
+	return withStore(fs, "learned rm", func(ctx context.Context, f *learnedFlags, lib *learned.Library, pos []string, stdout, stderr io.Writer) int {
 		if err := learned.CheckKey(pos[0]); err != nil {
 			fprintf(stderr, "headroom learned rm: %v\n", err)
 			return exitUsage
@@ -159,7 +153,7 @@ func learnedRemove(fs *pflag.FlagSet) runner {
 		}
 		fprintf(stderr, "headroom learned rm: %s dropped\n", pos[0])
 		return exitOK
-	}
+	})
 }
 
 func clipTo(s string, n int) string {
