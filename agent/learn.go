@@ -43,6 +43,9 @@ type Learned struct {
 	// WaitedMS is the time spent waiting for another agent learning the
 	// same template.
 	WaitedMS int64 `json:"waited_ms,omitempty"`
+	// AnswerRead is set when the answer was read from the lines the
+	// learned run's summary read, with no call.
+	AnswerRead bool `json:"answer_read,omitempty"`
 }
 
 // Stored outcomes.
@@ -75,8 +78,9 @@ type learning struct {
 	unsafe string // why this run's steps may not be kept, if so
 
 	goals    []learned.Goal
-	replayOK bool // every learned step so far replayed as learned
-	summary  bool // the run's last call is its summary
+	replayOK bool            // every learned step so far replayed as learned
+	summary  bool            // the run's last call is its summary
+	answer   *learned.Answer // where the summary read its answer, if it all was
 	res      Learned
 }
 
@@ -283,8 +287,9 @@ func (l *learning) entryOf(r *runner) *learned.Entry {
 	}
 	if len(r.res.Calls) > 0 && l.summary {
 		e.SummaryReserved = r.res.Calls[len(r.res.Calls)-1].TokensReserved
+		e.Answer = l.answer
 	} else if l.entry != nil {
-		e.SummaryReserved = l.entry.SummaryReserved
+		e.SummaryReserved, e.Answer = l.entry.SummaryReserved, l.entry.Answer
 	}
 	data, err := json.Marshal(e)
 	if err != nil || redact.Text(string(data)) != string(data) {
@@ -314,14 +319,15 @@ func (l *learning) replayedWhole() bool {
 // and a hash of what makes two runs the same job: the goal and steps with
 // parameters as names, the start URL's host and path, the success check,
 // the names of its parameters and secrets, and the system prompts of the
-// types that choose steps. A change to any of them is a new template.
+// types that choose steps and write the answer. A change to any of them is
+// a new template.
 func TemplateKey(t *Task, types *calltypes.Registry) string {
 	tm := t.Template()
 	if types == nil {
 		types = calltypes.Default()
 	}
 	var prompts []string
-	for _, name := range []string{calltypes.Planning, calltypes.ClickPick, calltypes.YesNo} {
+	for _, name := range []string{calltypes.Planning, calltypes.ClickPick, calltypes.YesNo, calltypes.Summarize} {
 		ty, _ := types.Lookup(name)
 		prompts = append(prompts, ty.System)
 	}

@@ -29,6 +29,7 @@ type invoices struct {
 	mu              sync.Mutex
 	reverse, notice bool
 	gone, label     string
+	due             string // words after each row's amount
 	paid            []string
 }
 
@@ -53,7 +54,7 @@ func newInvoices() *invoices {
 		}
 		var b strings.Builder
 		for _, r := range rows {
-			fmt.Fprintf(&b, `<li>%s &middot; %s &middot; %s <button onclick="location.href='/paid?inv=%s'">%s</button></li>`, r[0], r[1], r[2], r[0], s.label)
+			fmt.Fprintf(&b, `<li>%s &middot; %s &middot; %s%s <button onclick="location.href='/paid?inv=%s'">%s</button></li>`, r[0], r[1], r[2], s.due, r[0], s.label)
 		}
 		page(w, "<h1>Open invoices</h1><ul>"+b.String()+"</ul>")
 	})
@@ -210,6 +211,64 @@ func TestLearnedRunsHealWhereTheSiteChanged(t *testing.T) {
 	}
 	if s := lib.Stats(); s.Heals != 1 || s.Misses[learned.MissElement]+s.Misses[learned.MissOutcome] == 0 {
 		t.Errorf("stats %+v", s)
+	}
+}
+
+// A task that reads an answer keeps where its summary read it: the next
+// run, for another row, reads that row and asks nothing; a row whose
+// words changed is read by the summary again, and learned anew.
+func TestLearnedAnswersAreReadWhereTheSummaryReadThem(t *testing.T) {
+	chrometest.Require(t)
+	site := newInvoices()
+	defer site.Close()
+	task, err := agent.ParseTask("amount.yaml", []byte(`name: invoice-amount
+start_url: `+site.URL+`/invoices
+goal: Report the amount of invoice {{invoice}}.
+params: {invoice: INV-1042}
+allowed_domains: [127.0.0.1]
+max_steps: 3
+deadline: 90s
+success: {text: "{{invoice}}"}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lib, _ := dirLibrary(t)
+	first := runPay(t, task, lib, "INV-1042")
+	if first.Status != agent.Succeeded || len(first.Calls) == 0 || first.Learned.Stored != agent.StoredLearned || !strings.Contains(first.Answer, "120 EUR") {
+		t.Fatalf("run 1: %s, %d calls, learned %+v, answer %q", first.Status, len(first.Calls), first.Learned, first.Answer)
+	}
+	e, err := lib.Load(context.Background(), first.Learned.Key)
+	if err != nil || e.Answer == nil {
+		t.Fatalf("entry %+v (%v): want where the answer was read", e, err)
+	}
+	t.Logf("answer: %s", e.Answer)
+
+	site.set(func(s *invoices) { s.reverse = true })
+	second := runPay(t, task, lib, "INV-1043")
+	if second.Status != agent.Succeeded || len(second.Calls) != 0 || modelCalls(second) != 0 || !second.Learned.AnswerRead {
+		t.Fatalf("run 2: %s, %d calls, learned %+v; want the answer read with no call", second.Status, len(second.Calls), second.Learned)
+	}
+	if !strings.Contains(second.Answer, "INV-1043") || !strings.Contains(second.Answer, "75 EUR") || strings.Contains(second.Answer, "INV-1042") {
+		t.Errorf("run 2 answered %q, want invoice INV-1043's row", second.Answer)
+	}
+	if second.Totals.TokensSaved < first.Calls[len(first.Calls)-1].TokensReserved {
+		t.Errorf("run 2 saved %d tokens, less than the summary's %d", second.Totals.TokensSaved, first.Calls[len(first.Calls)-1].TokensReserved)
+	}
+
+	site.set(func(s *invoices) { s.due = ", due Friday" })
+	more := runPay(t, task, lib, "INV-1044")
+	if more.Status != agent.Succeeded || len(more.Calls) != 0 || !strings.Contains(more.Answer, "310 EUR, due Friday") {
+		t.Fatalf("run 3 (the row says more): %s, %d calls, answer %q; want the row read as it is now", more.Status, len(more.Calls), more.Answer)
+	}
+	site.set(func(s *invoices) { s.label = "Pay now" })
+	changed := runPay(t, task, lib, "INV-1045")
+	if changed.Status != agent.Succeeded || changed.Learned.Miss != learned.MissAnswer || changed.Learned.Stored != agent.StoredHealed || len(changed.Calls) != 1 {
+		t.Fatalf("run 4 (a line it read says other words): %s, %d calls, learned %+v; want the summary asked and the answer learned anew", changed.Status, len(changed.Calls), changed.Learned)
+	}
+	next := runPay(t, task, lib, "INV-1042")
+	if next.Status != agent.Succeeded || len(next.Calls) != 0 || !strings.Contains(next.Answer, "120 EUR") || !next.Learned.AnswerRead {
+		t.Fatalf("run 5: %s, %d calls, answer %q", next.Status, len(next.Calls), next.Answer)
 	}
 }
 

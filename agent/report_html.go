@@ -104,7 +104,7 @@ footer { margin-top: 40px; font-size: 12px; color: var(--muted); }
   {{if .Reason}}<p class="reason">{{.Reason}}</p>{{end}}
   {{if .Params}}<p class="reason">Parameters: {{range $k, $v := .Params}}<code>{{$k}}={{$v}}</code> {{end}}</p>{{end}}
   {{if .Model}}<p class="reason">Model: {{.Model}}.</p>{{end}}
-  {{with .Learned}}<p class="reason">Learned run {{.Key}}: {{num .Replayed}} steps replayed, {{num .Asked}} asked of the model{{if .Miss}}; the replay stopped ({{.Miss}}: {{.MissDetail}}){{end}}{{if .Stored}}; {{.Stored}}{{if .StoredRevision}} as revision {{.StoredRevision}}{{end}}{{end}}.</p>{{end}}
+  {{with .Learned}}<p class="reason">Learned run {{.Key}}: {{num .Replayed}} steps replayed, {{num .Asked}} asked of the model{{if .AnswerRead}}; the answer read where it was learned, with no call{{end}}{{if .Miss}}; the replay stopped ({{.Miss}}: {{.MissDetail}}){{end}}{{if .Stored}}; {{.Stored}}{{if .StoredRevision}} as revision {{.StoredRevision}}{{end}}{{end}}.</p>{{end}}
   <div class="label">Answer</div>
   {{if .Answer}}<div class="answer">{{.Answer}}</div>{{else}}<div class="answer none">No answer.</div>{{end}}
   {{if .Plan}}

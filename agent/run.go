@@ -282,6 +282,9 @@ func (r *runner) finish(ctx context.Context, met bool) error {
 			return r.verified(err)
 		}
 	}
+	if ok, err := r.learnedAnswer(ctx); err != nil || ok {
+		return r.verified(err)
+	}
 	snap, err := r.page.Observe(ctx)
 	if err != nil {
 		return err
@@ -307,6 +310,9 @@ func (r *runner) finish(ctx context.Context, met bool) error {
 			return err
 		}
 		r.res.Answer = s.Answer
+		if r.learn != nil {
+			r.learn.answer = r.learn.answerOf(snap, s.Answer)
+		}
 	}
 	if r.learn != nil {
 		r.learn.summary = true

@@ -33,6 +33,9 @@ type Entry struct {
 	// SummaryReserved is what the closing summary reserved when learned:
 	// saved when a replay needs none.
 	SummaryReserved int64 `json:"summary_reserved,omitempty"`
+	// Answer is where the summary read its answer, when all of it was
+	// read from lines of the page: a replay reads them and asks no model.
+	Answer *Answer `json:"answer,omitempty"`
 }
 
 // Template is what the entry was learned for, as a person reads it: the
@@ -157,6 +160,11 @@ func (e *Entry) Check() error {
 			if err := s.check(); err != nil {
 				return fmt.Errorf("learned: entry %s: goal %d step %d: %w", e.Key, gi+1, si+1, err)
 			}
+		}
+	}
+	if e.Answer != nil {
+		if err := e.Answer.check(); err != nil {
+			return fmt.Errorf("learned: entry %s: %w", e.Key, err)
 		}
 	}
 	return nil

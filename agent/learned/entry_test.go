@@ -67,6 +67,10 @@ func TestDecodeRefusesWhatIsNoEntry(t *testing.T) {
 func FuzzDecode(f *testing.F) {
 	good, _ := learned.Encode(sampleEntry())
 	f.Add(good)
+	withAnswer := sampleEntry()
+	withAnswer.Answer = &learned.Answer{Parts: []learned.Part{{Words: "Invoice {{invoice}}: "}, {Line: &learned.Line{Under: "open invoices", At: 1, Items: 4, Shape: "{{invoice}} · # eur"}}}}
+	answered, _ := learned.Encode(withAnswer)
+	f.Add(answered)
 	f.Add([]byte(`{"format":1}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		e, err := learned.Decode(data)
@@ -84,6 +88,9 @@ func FuzzDecode(f *testing.F) {
 			for _, s := range g.Steps {
 				_ = s.String()
 			}
+		}
+		if e.Answer != nil {
+			_ = e.Answer.String()
 		}
 	})
 }

@@ -40,6 +40,7 @@ const (
 	MissOutcome   = "outcome"   // the action had an outcome of another kind
 	MissAction    = "action"    // the action failed on the page
 	MissUnchecked = "unchecked" // the steps ran out before the success check held
+	MissAnswer    = "answer"    // a line the answer was read from is not where it stood
 )
 
 // Stats count what a library saw, for metrics and a bench.

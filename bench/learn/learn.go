@@ -8,6 +8,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 
 	"github.com/headroom-agent/headroom/agent"
@@ -23,7 +24,7 @@ import (
 type Options struct {
 	Tasks   string          // the directory of task files; those with a success check are measured
 	Browser browser.Options // the browser every run starts from
-	Replays int             // learned runs per task, the median reported; 3 when 0
+	Runs    int             // runs of each kind per task, the median reported; 3 when 0
 	// Pace is how fast the stand-in answers: a deployed model's latency,
 	// so that run 1's wall time holds the model's as a real fleet's does.
 	// The zero value answers at the stand-in's own speed.
@@ -51,12 +52,14 @@ type Run struct {
 	WaitedMS      int64  `json:"waited_ms,omitempty"`
 }
 
-// Measure runs every task with a success check once with the model and
-// Replays times from what that run learned, each into a store of its own
-// (a directory, as one machine keeps it).
+// Measure runs every task with a success check Runs times with the
+// model, each into a store of its own (a directory, as one machine keeps
+// it), and Runs times from what the last of them learned, reporting the
+// median of each by wall time: side by side, so the two are measured on
+// the same machine at the same load.
 func Measure(ctx context.Context, o Options) ([]Run, error) {
-	if o.Replays <= 0 {
-		o.Replays = 3
+	if o.Runs <= 0 {
+		o.Runs = 3
 	}
 	files, err := filepath.Glob(filepath.Join(o.Tasks, "*.yaml"))
 	if err != nil {
@@ -83,27 +86,50 @@ func Measure(ctx context.Context, o Options) ([]Run, error) {
 	return rows, nil
 }
 
-// measureTask is one task's run with the model and its replays, the
-// median replay by wall time.
+// measureTask is one task's median run with the model and its median
+// replay.
 func measureTask(ctx context.Context, t *agent.Task, o Options) ([]Run, error) {
-	dir, err := os.MkdirTemp("", "headroom-bench-learn-")
-	if err != nil {
-		return nil, err
+	var firsts, replays []Run
+	var lib *learned.Library
+	for range o.Runs {
+		if lib != nil {
+			lib.Close()
+		}
+		var done func()
+		var err error
+		if lib, done, err = dirLibrary(); err != nil {
+			return nil, err
+		}
+		defer done()
+		firsts = append(firsts, runOnce(ctx, t, lib, nil, o, "model"))
 	}
-	defer os.RemoveAll(dir)
-	d, err := learned.NewDir(dir)
-	if err != nil {
-		return nil, err
-	}
-	lib := learned.NewLibrary(d, learned.Options{})
 	defer lib.Close()
-	first := runOnce(ctx, t, lib, nil, o, "model")
-	var replays []Run
-	for range o.Replays {
+	for range o.Runs {
 		replays = append(replays, runOnce(ctx, t, lib, nil, o, "learned"))
 	}
-	sort.Slice(replays, func(a, b int) bool { return replays[a].WallMS < replays[b].WallMS })
-	return []Run{first, replays[len(replays)/2]}, ctx.Err()
+	return []Run{median(firsts), median(replays)}, ctx.Err()
+}
+
+// dirLibrary is a library in a directory of its own, and how to remove
+// it.
+func dirLibrary() (*learned.Library, func(), error) {
+	dir, err := os.MkdirTemp("", "headroom-bench-learn-")
+	if err != nil {
+		return nil, nil, err
+	}
+	d, err := learned.NewDir(dir)
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, nil, err
+	}
+	return learned.NewLibrary(d, learned.Options{}), func() { os.RemoveAll(dir) }, nil
+}
+
+// median is the run of median wall time.
+func median(runs []Run) Run {
+	runs = slices.Clone(runs)
+	sort.Slice(runs, func(a, b int) bool { return runs[a].WallMS < runs[b].WallMS })
+	return runs[len(runs)/2]
 }
 
 // runOnce runs the task on the library and counts its calls.

@@ -22,7 +22,7 @@ import (
 // on one template with learning on and off.
 func benchLearn(fs *pflag.FlagSet) runner {
 	tasks := fs.String("tasks", "testdata/tasks", "the `directory` of task files; those with a success check are measured")
-	replays := fs.Int("replays", 3, "learned runs per task; the median by wall time is reported")
+	runs := fs.Int("runs", 3, "runs with the model and learned runs per task; the median of each by wall time is reported")
 	agents := fs.Int("agents", 50, "agents in the fleet row (0: no fleet row)")
 	parallel := fs.Int("parallel", 8, "the fleet's browsers at once")
 	redisURL := fs.String("redis", "", "the Redis `URL` the fleet shares (default $REDIS_URL, else redis://127.0.0.1:6379/15)")
@@ -45,7 +45,7 @@ func benchLearn(fs *pflag.FlagSet) runner {
 		if *latency < 0 || *perToken < 0 {
 			return failed(ctx, stderr, "bench learn", agent.Usage(fmt.Errorf("--model-latency and --model-per-token are at least 0")))
 		}
-		o := learn.Options{Tasks: *tasks, Replays: *replays, Browser: bf.options(stderr), Pace: azuresim.Faults{Latency: *latency, LatencyPerToken: *perToken},
+		o := learn.Options{Tasks: *tasks, Runs: *runs, Browser: bf.options(stderr), Pace: azuresim.Faults{Latency: *latency, LatencyPerToken: *perToken},
 			Progress: func(format string, args ...any) { fprintf(stderr, "headroom bench learn: "+format+"\n", args...) }}
 		rows, err := learn.Measure(ctx, o)
 		if err != nil {

@@ -138,6 +138,9 @@ func describeEntry(e *learned.Entry) string {
 			fmt.Fprintf(&b, "  %d. %s\n", n, s)
 		}
 	}
+	if e.Answer != nil {
+		fmt.Fprintf(&b, "answer:  %s\n", e.Answer)
+	}
 	fmt.Fprintf(&b, "a replay saves %d reserved tokens\n", e.Reserved())
 	return b.String()
 }

@@ -165,8 +165,9 @@ func quotedIn(s string) []string {
 }
 
 // score rates each line by the words it shares with words (2 each, less
-// those in skip) and a quoted value of the goal it holds (1); a line
-// without must does not answer. Lines said twice count once.
+// those in skip; 4 for a number, which names one item of many: invoice
+// INV-1043, order 8812) and a quoted value of the goal it holds (1); a
+// line without must does not answer. Lines said twice count once.
 func score(lines, words []string, skip map[string]bool, must string, g goalInfo) []scored {
 	var ss []scored
 	seen := map[string]bool{}
@@ -177,7 +178,11 @@ func score(lines, words []string, skip map[string]bool, must string, g goalInfo)
 		}
 		n := 0
 		for _, w := range words {
-			if h.words[w] && !skip[w] {
+			switch {
+			case !h.words[w] || skip[w]:
+			case number(w):
+				n += 4
+			default:
 				n += 2
 			}
 		}
