@@ -26,17 +26,24 @@ const calibrationTTL = 60
 // another process wrote in between. The rules stay in Go, in one place,
 // for both drivers; a calibration is written about once a second per
 // process, so conflicts are rare, and a collision backs off at random.
+// The retries are bounded by time, not by count: on a loaded machine a
+// writer can lose many rounds in a row, and its reading is still worth
+// keeping for a while.
 func (s *Store) UpdateCalibration(ctx context.Context, deployment string, f func(budget.Calibration) budget.Calibration) (budget.Calibration, error) {
 	if deployment == "" {
 		return budget.Calibration{}, errors.New("redisstore: a calibration needs its deployment")
 	}
 	key := s.calKey(deployment)
 	var out budget.Calibration
-	for try := range 24 {
+	give := time.Now().Add(calibrationPatience)
+	for try := 0; ; try++ {
 		if try > 0 {
-			// Back off by a random part of a growing wait, so writers that
-			// collided do not collide again.
-			time.Sleep(time.Duration(rand.Int64N(int64(min(try, 8)) * int64(time.Millisecond))))
+			if time.Now().After(give) {
+				return budget.Calibration{}, wrap(ctx, "calibrate", errors.New("too many writers at once; the reading is dropped"))
+			}
+			if err := backOff(ctx, try); err != nil {
+				return budget.Calibration{}, wrap(ctx, "calibrate", err)
+			}
 		}
 		err := s.rdb.Watch(ctx, func(tx *redis.Tx) error {
 			c, err := readCalibration(tx.Get(ctx, key))
@@ -58,7 +65,23 @@ func (s *Store) UpdateCalibration(ctx context.Context, deployment string, f func
 			return out, wrap(ctx, "calibrate", err)
 		}
 	}
-	return budget.Calibration{}, wrap(ctx, "calibrate", errors.New("too many writers at once; the reading is dropped"))
+}
+
+// calibrationPatience is how long a writer keeps trying after collisions:
+// about two of the intervals at which a process writes its calibration.
+const calibrationPatience = 2 * time.Second
+
+// backOff sleeps a random part of a wait that grows with the try (to
+// 16 ms), so writers that collided do not collide again.
+func backOff(ctx context.Context, try int) error {
+	t := time.NewTimer(time.Duration(rand.Int64N(int64(min(try, 16)) * int64(time.Millisecond))))
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }
 
 // Calibrations reads every deployment's calibration in one pipeline.
