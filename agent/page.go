@@ -23,6 +23,12 @@ const (
 // (ViewOf).
 func PageOf(s *browser.Snapshot) calltypes.Page {
 	p := calltypes.Page{URL: s.URL, Title: clip(s.Title, maxNameRunes), Viewport: s.Viewport}
+	for _, d := range s.Dialogs {
+		// What the page said in a dialog since the last look (as it
+		// loaded, or when an action asked): a note, kept however the
+		// page is cut.
+		p.Lines = append(p.Lines, calltypes.Line{Note: true, Text: d.String(), Top: s.Viewport[0], Bottom: s.Viewport[0]})
+	}
 	for _, b := range s.Blocks {
 		l := calltypes.Line{Heading: b.Heading, Offscreen: b.Offscreen, Top: b.Top, Bottom: b.Bottom, List: b.List, Item: b.Item}
 		if b.Element >= 0 && b.Element < len(s.Elements) {

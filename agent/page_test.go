@@ -184,3 +184,23 @@ func TestBrowserActionRunsOnThePickedSnapshot(t *testing.T) {
 		t.Error("done became a browser action")
 	}
 }
+
+// What an alert said as the page loaded is the first line of every view
+// of it, past any cut, and reads back as a note: words of the page the
+// view quotes, never lines of its own.
+func TestAViewNotesTheDialogsThePageOpened(t *testing.T) {
+	snap := observe(t, "/orders/index.html")
+	want := `… the page showed the alert "Your session expires in 5 minutes." and it was closed`
+	for _, typ := range calltypes.Default().Types() {
+		name := typ.Name
+		typ.PageTokens = 60 // a cap that cuts the page
+		text := ViewOf(typ, snap, nil, -1).Render()
+		if lines := strings.Split(text, "\n"); len(lines) < 3 || lines[2] != want {
+			t.Errorf("%s's view begins %q, want its third line %q", name, text, want)
+		}
+		back, err := calltypes.ParsePage(text)
+		if err != nil || !back.Lines[0].Note {
+			t.Errorf("%s's view does not read back with the dialog as a note: %v", name, err)
+		}
+	}
+}

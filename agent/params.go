@@ -74,6 +74,9 @@ func (t *Task) templateFields() []templateField {
 // domain, and a key, a wait or a file name is a word the step rules read.
 func (t *Task) fixedFields() map[string]string {
 	out := map[string]string{"start_url": t.StartURL}
+	if t.Success != nil {
+		out["success.download"] = t.Success.Download
+	}
 	for i, s := range t.Steps {
 		at := fmt.Sprintf("steps[%d].", i)
 		out[at+"press"], out[at+"wait"], out[at+"screenshot"] = s.Press, s.Wait, s.Screenshot

@@ -111,6 +111,10 @@ footer { margin-top: 40px; font-size: 12px; color: var(--muted); }
   <div class="label">Plan</div>
   <ol class="plan">{{range .Plan}}<li>{{.}}</li>{{end}}</ol>
   {{end}}
+  {{if .Downloads}}
+  <div class="label">Downloads</div>
+  <ul class="plan">{{range .Downloads}}<li>{{if .Saved}}<a href="downloads/{{.Name}}">{{.Name}}</a> · {{num .Bytes}} bytes{{else}}{{.Name}}: not saved, {{.Detail}}{{end}}</li>{{end}}</ul>
+  {{end}}
 </header>
 
 <h2>Totals</h2>

@@ -3,6 +3,7 @@ package agent
 import (
 	"encoding/json"
 
+	"github.com/headroom-agent/headroom/browser"
 	"github.com/headroom-agent/headroom/llm"
 )
 
@@ -61,6 +62,9 @@ type Result struct {
 	// each closed as it appeared. What a page tried, not what it got.
 	Refused    []string `json:"refused,omitempty"`
 	ClosedTabs []string `json:"closed_tabs,omitempty"`
+	// Downloads are the files the pages had the browser save, under the
+	// output folder's downloads/ (TaskOptions.OutDir), or tried to.
+	Downloads []browser.Download `json:"downloads,omitempty"`
 	// AllowedDomains are the domains the run's browser was confined to;
 	// AllowedExtra those of them beyond the task's own allowlist, given
 	// on purpose (--allow-extra), "*" for a browser confined to none.

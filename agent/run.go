@@ -93,6 +93,7 @@ func Run(ctx context.Context, t *Task, o Options) (Result, error) {
 	r.res.Totals.ElapsedMS = time.Since(start).Milliseconds()
 	r.total()
 	r.res.Refused, r.res.ClosedTabs = o.Page.Blocked(), o.Page.ClosedTabs()
+	r.res.Downloads = o.Page.Downloads()
 	r.res.AllowedDomains, _ = o.Page.Allowed()
 	r.res.AllowedExtra = t.extraDomains(o.Page)
 	// What a page showed, a server answered or a model wrote may hold a
@@ -404,7 +405,11 @@ func fatal(err error) bool {
 // site is written as its path, which is all a prompt needs of it.
 func (r *runner) outcome(o browser.Outcome, err error) string {
 	if err != nil {
-		return "failed: " + err.Error()
+		s := "failed: " + err.Error()
+		for _, d := range o.Dialogs {
+			s += "; " + d.String()
+		}
+		return s
 	}
 	s := o.String()
 	if o.Effect == browser.Navigated && o.URL != "" {

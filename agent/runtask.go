@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/headroom-agent/headroom/agent/learned"
@@ -125,9 +126,13 @@ func callerFor(ctx context.Context, t *Task, o TaskOptions) (c *llm.Caller, clos
 	return c, c.Close, nil
 }
 
+// DownloadsDir is the folder, under the output folder, that the pages'
+// downloads are saved in.
+const DownloadsDir = "downloads"
+
 // openBrowser opens the browser the task describes (taskBrowser) with
-// its secrets and its session, and the output folder its screenshots go
-// to.
+// its secrets and its session, and the output folder its screenshots and
+// downloads go to.
 func openBrowser(ctx context.Context, t *Task, o TaskOptions) (*browser.Page, *replay.Matcher, error) {
 	bo, matcher, err := taskBrowser(t, o.Browser, o.AllowExtra)
 	if err != nil {
@@ -144,6 +149,9 @@ func openBrowser(ctx context.Context, t *Task, o TaskOptions) (*browser.Page, *r
 	if o.OutDir != "" {
 		if err := os.MkdirAll(o.OutDir, 0o755); err != nil {
 			return nil, nil, Usage(err)
+		}
+		if bo.DownloadDir == "" {
+			bo.DownloadDir = filepath.Join(o.OutDir, DownloadsDir)
 		}
 	}
 	page, err := browser.Open(ctx, bo)
@@ -290,6 +298,7 @@ func taskBrowser(t *Task, bo browser.Options, extra []string) (browser.Options, 
 		return bo, nil, Usage(err)
 	}
 	bo.AllowedDomains = allowed
+	bo.Dialogs = t.Dialogs
 	if t.Replay == "" {
 		return bo, nil, nil
 	}

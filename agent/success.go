@@ -3,8 +3,12 @@ package agent
 import (
 	"context"
 	"fmt"
+	"path"
 	"regexp"
+	"slices"
 	"strings"
+
+	"github.com/headroom-agent/headroom/browser"
 )
 
 // successHolds reports whether the task's success check holds on the
@@ -23,6 +27,9 @@ func (r *runner) successHolds(ctx context.Context) (bool, error) {
 			return false, nil
 		}
 	}
+	if s.Download != "" && !slices.ContainsFunc(r.page.Downloads(), s.downloaded) {
+		return false, nil
+	}
 	if s.Text != "" {
 		text, err := r.page.ExtractPage(ctx)
 		if err != nil || !strings.Contains(text, s.Text) {
@@ -31,6 +38,12 @@ func (r *runner) successHolds(ctx context.Context) (bool, error) {
 	}
 	r.heldAfter = len(r.res.Steps)
 	return true, nil
+}
+
+// downloaded reports a download saved under a name of the pattern.
+func (s *Success) downloaded(d browser.Download) bool {
+	ok, _ := path.Match(s.Download, d.Name)
+	return ok && d.Saved
 }
 
 // stillHolds is successHolds, answered from the last check when it held
@@ -75,6 +88,9 @@ func (s Success) String() string {
 	}
 	if s.URL != "" {
 		parts = append(parts, fmt.Sprintf("URL matches %q", s.URL))
+	}
+	if s.Download != "" {
+		parts = append(parts, fmt.Sprintf("a download named %q was saved", s.Download))
 	}
 	return strings.Join(parts, " and ")
 }

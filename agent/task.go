@@ -72,6 +72,11 @@ type Task struct {
 	// Steps are scripted actions and sub-goals, in order. None means one
 	// model-driven sub-goal: the Goal.
 	Steps []TaskStep `yaml:"steps" json:"steps,omitempty"`
+	// Dialogs is how the pages' alerts, confirms, prompts and
+	// beforeunload questions are answered: "accept" (the default) or
+	// "dismiss". Each is answered as it opens, and what it said is noted
+	// in the step that opened it, or in the next view of the page.
+	Dialogs browser.DialogPolicy `yaml:"dialogs" json:"dialogs,omitempty"`
 	// Learn is "off" to keep this task's runs from being learned or
 	// replayed; "" follows the run's store.
 	Learn string `yaml:"learn" json:"learn,omitempty"`
@@ -102,6 +107,9 @@ const DefaultMaxSteps = 20
 type Success struct {
 	Text string `yaml:"text" json:"text,omitempty"`
 	URL  string `yaml:"url" json:"url,omitempty"`
+	// Download is a file name pattern (path.Match: *.csv, report-*.pdf)
+	// that a file the run downloaded and saved must match.
+	Download string `yaml:"download" json:"download,omitempty"`
 
 	url *regexp.Regexp // URL compiled, when the task is loaded or run
 }

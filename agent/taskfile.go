@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"path"
 	"path/filepath"
 	"reflect"
 	"strconv"
@@ -112,12 +113,18 @@ func (t *Task) check(doc *yamlconf.Doc) error {
 	default:
 		return doc.Errorf("priority", "%q is not a priority: use %q or %q", t.Priority, calltypes.Interactive, calltypes.Background)
 	}
+	if err := browser.CheckDialogPolicy(t.Dialogs); err != nil {
+		return doc.Errorf("dialogs", "%v", err)
+	}
 	if err := t.checkParams(doc); err != nil {
 		return err
 	}
 	if s := t.Success; s != nil {
-		if s.Text == "" && s.URL == "" {
-			return doc.Errorf("success", "success needs text, url or both")
+		if s.Text == "" && s.URL == "" && s.Download == "" {
+			return doc.Errorf("success", "success needs text, url, download or more of them")
+		}
+		if _, err := path.Match(s.Download, ""); err != nil || strings.Contains(s.Download, "/") {
+			return doc.Errorf("success.download", "%s is not a file name pattern: write a name or a pattern such as *.csv, with no folder", yamlconf.Quote(s.Download))
 		}
 		if err := s.compileTemplate(); err != nil {
 			return doc.Errorf("success.url", "not a regular expression: %v", err)

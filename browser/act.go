@@ -39,6 +39,7 @@ func (p *Page) act(ctx context.Context, op string, t Target, fn func(ctx context
 // the action there, with nothing to wait for.
 func (p *Page) pageAction(ctx context.Context, op, target string, fn func(ctx context.Context, before pageState) (*Outcome, error)) (Outcome, error) {
 	var out Outcome
+	asked, began := p.dialogCount(), p.downloadCount()
 	err := p.do(ctx, op, target, p.opts.ActionTimeout+p.opts.LoadTimeout, func(ctx context.Context) error {
 		before, at := p.mark(ctx)
 		done, err := fn(ctx, before)
@@ -51,6 +52,8 @@ func (p *Page) pageAction(ctx context.Context, op, target string, fn func(ctx co
 		out, err = p.settle(ctx, before, at)
 		return err
 	})
+	out.Dialogs = p.dialogsSince(asked)
+	out.Downloads = p.downloadsSince(ctx, began, time.Now().Add(p.opts.ActionTimeout))
 	p.afterStep(ctx, op, err)
 	return out, err
 }

@@ -103,3 +103,29 @@ func BenchmarkType(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkDialogClick times a click that opens a confirm against the
+// same click on the same page with no question: a dialog is answered as
+// it opens, so it adds no more than its own round trip to the action.
+//
+//	go test -run '^$' -bench DialogClick ./browser
+func BenchmarkDialogClick(b *testing.B) {
+	s := site(b)
+	for _, pg := range []struct{ name, query string }{{"plain", "?id=7&ask=no"}, {"confirm", "?id=7"}} {
+		b.Run(pg.name, func(b *testing.B) {
+			p := open(b, Options{AllowedDomains: []string{"127.0.0.1"}, Logf: func(string, ...any) {}})
+			ctx := ctxT(b)
+			for b.Loop() {
+				b.StopTimer()
+				if _, err := p.Navigate(ctx, s.URL+"/orders/order.html"+pg.query); err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+				out, err := p.Click(ctx, CSS("#delete"))
+				if err != nil || out.Effect != Changed {
+					b.Fatalf("click: %v, %v", out, err)
+				}
+			}
+		})
+	}
+}

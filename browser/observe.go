@@ -28,6 +28,7 @@ func (p *Page) Observe(ctx context.Context) (*Snapshot, error) {
 		p.learnCookies(ctx)
 		p.seenAt(s.URL)
 		p.redactSnapshot(s)
+		s.Dialogs = p.newDialogs()
 		return nil
 	})
 	if err != nil {

@@ -25,12 +25,24 @@ type Outcome struct {
 	// Secret is set when the action typed into a password field: what it
 	// typed must not be written down anywhere.
 	Secret bool
+	// Dialogs are the dialogs the action made the page open, each
+	// answered as Options.Dialogs says.
+	Dialogs []Dialog
+	// Downloads are the files the action had the browser save (or
+	// refuse), each whole or given up by the time the action ended.
+	Downloads []Download
 }
 
 func (o Outcome) String() string {
 	s := string(o.Effect)
 	if o.Detail != "" {
 		s += ": " + o.Detail
+	}
+	for _, d := range o.Dialogs {
+		s += "; " + d.String()
+	}
+	for _, d := range o.Downloads {
+		s += "; " + d.String()
 	}
 	return s
 }

@@ -19,6 +19,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -90,6 +91,18 @@ type Options struct {
 	// when zero. It is apart from LoadTimeout because a busy machine can
 	// take seconds to start Chrome even when its pages load at once.
 	LaunchTimeout time.Duration
+	// Dialogs is how the page's alerts, confirms, prompts and
+	// beforeunload questions are answered, each as it opens; accepted
+	// when empty. What each said is in the outcome of the action that
+	// opened it, or else in the next snapshot.
+	Dialogs DialogPolicy
+	// DownloadDir is where the page's downloads are saved, each under
+	// its own name, at most MaxDownloadBytes each (DefaultMaxDownloadBytes
+	// when zero); when empty, a folder of the Page's own that Close
+	// removes. A browser attached on another machine downloads nothing.
+	// Each download is told of in its action's outcome.
+	DownloadDir      string
+	MaxDownloadBytes int64
 	// Snapshot sizes observations.
 	Snapshot SnapshotOptions
 	// ScreenshotDir, when set, gets a PNG after every action.
@@ -114,9 +127,10 @@ type Options struct {
 	// ReapHelpers makes this process the subreaper of a launched Chrome's
 	// helper processes (Linux), so Close reaps them instead of leaving
 	// them to init. It is process-wide, and Close then ends and reaps
-	// every process below this one: set it in a program that owns its
-	// container and runs one browser, such as headroom run, not in a
-	// library's host.
+	// every process below this one that was not there before the
+	// browser started: set it in a program that owns its container and
+	// runs one browser, such as headroom run, not in a library's host,
+	// where another part's child started meanwhile would go too.
 	ReapHelpers bool
 }
 
@@ -168,7 +182,9 @@ type Page struct {
 	cancelBrowser context.CancelFunc // the launched browser's first tab, when the run's tab has a context of its own
 	cancelAlloc   context.CancelFunc
 	pid           int    // launched Chrome's pid; 0 when attached
+	older         []int  // with ReapHelpers, the processes below this one before Chrome started
 	profile       string // launched Chrome's profile directory, removed by Close
+	downloadTmp   string // the downloads folder the Page made, removed by Close
 
 	crashed atomic.Bool
 	dead    chan struct{} // closed when the renderer crashes
@@ -184,13 +200,16 @@ type Page struct {
 	sink     *fence    // the launched browser's own proxy, refusing its calls home uncounted
 	targetID target.ID // the tab's own target, the one new tabs are not
 
-	mu          sync.Mutex
-	blocked     []string // URLs refused for being off the allowed domains
-	blockedDocs []string // of those, the documents: navigations refused
-	closedTabs  []string // new tabs the page opened, closed
-	steps       int      // actions taken, for screenshot names
-	missedDocs  []*Error // of those, the tab's navigations, as the error each is
-	warned      map[string]bool
+	mu           sync.Mutex
+	blocked      []string    // URLs refused for being off the allowed domains
+	blockedDocs  []string    // of those, the documents: navigations refused
+	closedTabs   []string    // new tabs the page opened, closed
+	steps        int         // actions taken, for screenshot names
+	missedDocs   []*Error    // of those, the tab's navigations, as the error each is
+	dialogs      []Dialog    // the dialogs the page opened, each answered
+	dialogsShown int         // of those, how many a snapshot has shown
+	downloads    []*Download // the downloads the page began
+	warned       map[string]bool
 
 	host           string       // the tab's document's host when last seen (lastHost)
 	secretsShown   shownSecrets // how the page's words show the secrets, by host
@@ -226,6 +245,9 @@ func (o *Options) check() error {
 		if err := CheckDomain(d); err != nil {
 			return &Error{Op: "launch", Kind: ErrLaunch, Detail: "allowed domains", Err: err}
 		}
+	}
+	if err := CheckDialogPolicy(o.Dialogs); err != nil {
+		return &Error{Op: "launch", Kind: ErrLaunch, Detail: "dialogs", Err: err}
 	}
 	if err := o.checkSecrets(); err != nil {
 		return err
@@ -307,6 +329,9 @@ func (p *Page) launchOrAttach() (alloc context.Context, what string, err error) 
 	}
 	if o.ReapHelpers {
 		becomeSubreaper()
+		// What this process ran before the browser (a database a test
+		// started, a sidecar) is not the browser's to reap.
+		p.older = descendants(os.Getpid())
 	}
 	// A profile of our own, rather than chromedp's: Close removes it
 	// together with the directory Chrome keeps its singleton socket in
@@ -402,10 +427,11 @@ func (p *Page) wire() error {
 		return err
 	}
 	o := p.opts
-	if p.confined {
-		if err := chromedp.ListenBrowser(p.ctx, p.onBrowserEvent); err != nil {
-			return err
-		}
+	if err := chromedp.ListenBrowser(p.ctx, p.onBrowserEvent); err != nil {
+		return err
+	}
+	if err := p.allowDownloads(p.ctx); err != nil {
+		return err
 	}
 	if o.Remote != "" {
 		if err := chromedp.Do(p.ctx, chromedp.EmulateViewport(int64(o.Width), int64(o.Height))); err != nil {
@@ -480,6 +506,8 @@ func (p *Page) onEvent(ev any) {
 		p.closedTabs = append(p.closedTabs, u)
 		p.mu.Unlock()
 		p.opts.Logf("closing the new tab the page opened (%s): a run has one tab", u)
+	case *page.EventJavascriptDialogOpening:
+		go p.answerDialog(e)
 	case *inspector.EventTargetCrashed, *inspector.EventDetached:
 		p.crashed.Store(true)
 		p.dying.Do(func() { close(p.dead) })
@@ -506,6 +534,9 @@ func (p *Page) Close() error {
 	singleton := p.singletonDir()
 	if p.cancelAlloc != nil {
 		p.cancelAlloc() // waits for a launched Chrome to exit
+	}
+	if p.downloadTmp != "" {
+		errs = append(errs, removeDir("the downloads folder", p.downloadTmp))
 	}
 	if p.profile != "" {
 		errs = append(errs, removeDir("the browser's profile", p.profile))
@@ -537,7 +568,7 @@ func (p *Page) helpers() []int {
 		// are this process's children already: all of them are Chrome's.
 		var out []int
 		for _, pid := range descendants(os.Getpid()) {
-			if pid != p.pid {
+			if pid != p.pid && !slices.Contains(p.older, pid) {
 				out = append(out, pid)
 			}
 		}

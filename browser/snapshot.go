@@ -23,6 +23,10 @@ type Snapshot struct {
 	Text        string     // all the page's rendered text, elements' included
 	Viewport    [2]float64 // the top and bottom of the visible part, in CSS pixels from the top of the page
 	Fingerprint string     // URL + structure: equal fingerprints, same page state
+	// Dialogs are those the page opened since the last snapshot: as an
+	// action's outcome (which tells of those it opened), as it loaded,
+	// or on a timer. Each was answered as it opened (Options.Dialogs).
+	Dialogs []Dialog
 
 	opts  SnapshotOptions
 	page  *Page          // the page observed, which its indexes resolve on

@@ -4,17 +4,24 @@ import (
 	"net"
 	"net/url"
 
+	cdpbrowser "github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 )
 
-// onBrowserEvent closes every new tab of the run's browser as it appears:
-// a popup, a target=_blank link, a prerender. A run acts in one tab, and
+// onBrowserEvent follows the downloads of the run's browser, and in a
+// confined run closes every new tab as it appears: a popup, a
+// target=_blank link, a prerender. A run acts in one tab, and
 // a tab it does not watch is a tab whose traffic nobody records or
 // replays. The fence refuses what such a tab asks for before it closes.
 func (p *Page) onBrowserEvent(ev any) {
+	switch ev.(type) {
+	case *cdpbrowser.EventDownloadWillBegin, *cdpbrowser.EventDownloadProgress:
+		p.onDownload(ev)
+		return
+	}
 	e, ok := ev.(*target.EventTargetCreated)
-	if !ok || e.TargetInfo == nil {
+	if !ok || e.TargetInfo == nil || !p.confined {
 		return
 	}
 	t := e.TargetInfo
