@@ -51,7 +51,7 @@ func (t *Task) templateFields() []templateField {
 		}{
 			{"agent", &s.Agent}, {"click", &s.Click}, {"type", &s.Type}, {"text", &s.Text},
 			{"select", &s.Select}, {"option", &s.Option}, {"navigate", &s.Navigate},
-			{"scroll", &s.Scroll}, {"expect", &s.Expect},
+			{"scroll", &s.Scroll}, {"hover", &s.Hover}, {"expect", &s.Expect},
 		} {
 			if *f.s != "" {
 				out = append(out, templateField{field: fmt.Sprintf("steps[%d].%s", i, f.name), s: f.s})

@@ -250,7 +250,7 @@ func stand(s browser.Step) browser.Step {
 	return browser.Step{
 		Click: x(s.Click), Type: x(s.Type), Text: x(s.Text), Submit: s.Submit,
 		Select: x(s.Select), Option: x(s.Option), Navigate: x(s.Navigate),
-		Scroll: x(s.Scroll), Press: cut(s.Press), Back: s.Back, Wait: cut(s.Wait),
+		Scroll: x(s.Scroll), Press: cut(s.Press), Hover: x(s.Hover), Back: s.Back, Wait: cut(s.Wait),
 		Screenshot: shot, Expect: x(s.Expect),
 	}
 }

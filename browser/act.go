@@ -121,6 +121,20 @@ func (p *Page) Click(ctx context.Context, t Target) (Outcome, error) {
 	})
 }
 
+// Hover moves the mouse onto the middle of the element, after scrolling
+// it into view, and leaves it there: what opens on hover (a menu, a
+// tooltip) opens. It fails with ErrCovered when another element would
+// get the mouse instead.
+func (p *Page) Hover(ctx context.Context, t Target) (Outcome, error) {
+	return p.act(ctx, "hover", t, func(ctx context.Context, id cdp.BackendNodeID) (string, error) {
+		x, y, err := p.pointAt(ctx, id)
+		if err != nil {
+			return "", err
+		}
+		return "", chromedp.Do(ctx, chromedp.MouseEvent(chromedp.MouseMoved, x, y))
+	})
+}
+
 // checkEnabled fails for a disabled control or an aria-disabled element.
 func checkEnabled(ctx context.Context, id cdp.BackendNodeID) error {
 	disabled, err := callOn[bool](ctx, id, `function() {
@@ -450,29 +464,17 @@ func (p *Page) Back(ctx context.Context) (Outcome, error) {
 	})
 }
 
-// keys are the named keys Press knows, besides single characters.
-var keys = map[string]string{
-	"enter": kb.Enter, "tab": kb.Tab, "escape": kb.Escape, "esc": kb.Escape,
-	"backspace": kb.Backspace, "delete": kb.Delete, "space": " ",
-	"arrowup": kb.ArrowUp, "arrowdown": kb.ArrowDown, "arrowleft": kb.ArrowLeft, "arrowright": kb.ArrowRight,
-	"up": kb.ArrowUp, "down": kb.ArrowDown, "left": kb.ArrowLeft, "right": kb.ArrowRight,
-	"home": kb.Home, "end": kb.End, "pageup": kb.PageUp, "pagedown": kb.PageDown,
-}
-
-// Press presses a key on whatever has focus: a name such as Enter, Tab,
-// Escape or ArrowDown, or a single character.
+// Press presses a key or a chord on whatever has focus: a name such as
+// Enter, Tab, Escape or ArrowDown, a single character, either after
+// modifiers joined by "+" (Ctrl+A, Shift+Tab, Alt+ArrowDown); see
+// ParseKey.
 func (p *Page) Press(ctx context.Context, key string) (Outcome, error) {
-	k, ok := keys[strings.ToLower(key)]
-	if !ok {
-		if r := []rune(key); len(r) == 1 {
-			k, ok = key, true
-		}
-	}
-	if !ok {
-		return Outcome{}, fail("press", key, ErrNotFound, "unknown key: use a single character or one of Enter, Tab, Escape, Backspace, Delete, Space, ArrowUp/Down/Left/Right, Home, End, PageUp, PageDown")
+	k, mods, err := ParseKey(key)
+	if err != nil {
+		return Outcome{}, fail("press", key, ErrNotFound, "%v", err)
 	}
 	return p.pageAction(ctx, "press", key, func(ctx context.Context, _ pageState) (*Outcome, error) {
-		return nil, chromedp.Do(ctx, chromedp.KeyEvent(k))
+		return nil, chromedp.Do(ctx, chromedp.KeyEvent(k, chromedp.KeyModifiers(mods)))
 	})
 }
 

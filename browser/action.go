@@ -16,6 +16,7 @@ const (
 	KindNavigate   Kind = "navigate"
 	KindScroll     Kind = "scroll" // by a screen, or to the Target when set
 	KindPress      Kind = "press"
+	KindHover      Kind = "hover"
 	KindBack       Kind = "back"
 	KindWait       Kind = "wait"
 	KindScreenshot Kind = "screenshot"
@@ -27,11 +28,11 @@ const (
 // constructors; the fields a kind does not use stay empty.
 type Action struct {
 	Kind      Kind
-	Target    Target        // the element to click, type into, select in or scroll to
+	Target    Target        // the element to click, type into, select in, scroll to or hover over
 	Text      string        // what to type, or the option (value or label) to select
 	Submit    bool          // press Enter after typing
 	URL       string        // where to navigate, relative to the page or absolute
-	Key       string        // the key to press: Enter, Tab, ArrowDown, a single character, ...
+	Key       string        // the key or chord to press: Enter, Tab, ArrowDown, Ctrl+A, a single character, ...
 	Direction string        // up or down, to scroll by a screen
 	Until     WaitFor       // the condition to wait for; when empty, a wait pauses for Delay
 	Delay     time.Duration // how long a wait pauses
@@ -64,8 +65,12 @@ func ScrollBy(direction string) Action { return Action{Kind: KindScroll, Directi
 // ScrollTo scrolls until an element is in view.
 func ScrollTo(t Target) Action { return Action{Kind: KindScroll, Target: t} }
 
-// Press presses a key on whatever has focus.
+// Press presses a key or a chord (Ctrl+A) on whatever has focus.
 func Press(key string) Action { return Action{Kind: KindPress, Key: key} }
+
+// Hover rests the mouse on an element, as a person does to open a menu
+// or show a tooltip.
+func Hover(t Target) Action { return Action{Kind: KindHover, Target: t} }
 
 // Back goes back one page in the tab's history.
 func Back() Action { return Action{Kind: KindBack} }
@@ -122,6 +127,8 @@ func (a Action) say(name func(Target) string) string {
 		}
 	case KindPress:
 		s = "press " + a.Key
+	case KindHover:
+		s = "hover over " + target()
 	case KindBack:
 		s = "go back"
 	case KindWait:

@@ -29,9 +29,10 @@ type Step struct {
 	Option     string `yaml:"option,omitempty" json:"option,omitempty"`
 	Navigate   string `yaml:"navigate,omitempty" json:"navigate,omitempty"`
 	Scroll     string `yaml:"scroll,omitempty" json:"scroll,omitempty"` // up, down, or a selector to bring into view
-	Press      string `yaml:"press,omitempty" json:"press,omitempty"`
+	Press      string `yaml:"press,omitempty" json:"press,omitempty"`   // a key or a chord: Enter, Escape, Ctrl+A
+	Hover      string `yaml:"hover,omitempty" json:"hover,omitempty"`
 	Back       bool   `yaml:"back,omitempty" json:"back,omitempty"`
-	Wait       string `yaml:"wait,omitempty" json:"wait,omitempty"` // load, network, dom, or a duration such as 500ms
+	Wait       string `yaml:"wait,omitempty" json:"wait,omitempty"` // load, network, dom, change, or a duration such as 500ms
 	Screenshot string `yaml:"screenshot,omitempty" json:"screenshot,omitempty"`
 	// Expect is text the page must show after the step.
 	Expect string `yaml:"expect,omitempty" json:"expect,omitempty"`
@@ -59,6 +60,7 @@ func (s Step) actions() []string {
 	add("navigate", s.Navigate != "")
 	add("scroll", s.Scroll != "")
 	add("press", s.Press != "")
+	add("hover", s.Hover != "")
 	add("back", s.Back)
 	add("wait", s.Wait != "")
 	add("screenshot", s.Screenshot != "")
@@ -98,6 +100,8 @@ func (s Step) Action(dir string) Action {
 		a = ScrollTo(Selector(s.Scroll))
 	case s.Press != "":
 		a = Press(s.Press)
+	case s.Hover != "":
+		a = Hover(Selector(s.Hover))
 	case s.Back:
 		a = Back()
 	case s.Wait != "":
@@ -143,7 +147,7 @@ func ParseSteps(file string, data []byte) ([]Step, error) {
 		acts := s.actions()
 		switch {
 		case len(acts) == 0 && s.Expect == "":
-			return nil, doc.Errorf(at, "a step needs one action: click, type, select, navigate, scroll, press, back, wait, screenshot or expect")
+			return nil, doc.Errorf(at, "a step needs one action: click, type, select, navigate, scroll, press, hover, back, wait, screenshot or expect")
 		case len(acts) > 1:
 			return nil, doc.Errorf(at, "one action per step, this one has %s", strings.Join(acts, " and "))
 		case s.Select != "" && s.Option == "":
@@ -161,8 +165,8 @@ func ParseSteps(file string, data []byte) ([]Step, error) {
 				return nil, doc.Errorf(at+".screenshot", "%v", err)
 			}
 		case s.Press != "":
-			if _, ok := keys[strings.ToLower(s.Press)]; !ok && len([]rune(s.Press)) != 1 {
-				return nil, doc.Errorf(at+".press", "unknown key %q", s.Press)
+			if _, _, err := ParseKey(s.Press); err != nil {
+				return nil, doc.Errorf(at+".press", "%v", err)
 			}
 		}
 	}
@@ -184,12 +188,12 @@ func LoadSteps(path string) ([]Step, error) {
 // parseWait reads a step's wait: a condition, or a pause for a duration.
 func parseWait(w string) (WaitFor, time.Duration, error) {
 	switch WaitFor(w) {
-	case WaitLoad, WaitNetworkQuiet, WaitDOMStable:
+	case WaitLoad, WaitNetworkQuiet, WaitDOMStable, WaitChange:
 		return WaitFor(w), 0, nil
 	}
 	d, err := time.ParseDuration(w)
 	if err != nil || d < 0 || d > 10*time.Minute {
-		return "", 0, fmt.Errorf("%q is not load, network, dom or a duration up to 10m", w)
+		return "", 0, fmt.Errorf("%q is not load, network, dom, change or a duration up to 10m", w)
 	}
 	return "", d, nil
 }

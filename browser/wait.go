@@ -14,6 +14,11 @@ const (
 	WaitLoad         WaitFor = "load"    // the document has loaded
 	WaitNetworkQuiet WaitFor = "network" // no request open for 500 ms
 	WaitDOMStable    WaitFor = "dom"     // the DOM unchanged for 300 ms
+	// WaitChange waits for the page to change from how it was when the
+	// wait began (what a person notices: nodes, text, values, scroll, the
+	// URL), then to hold still for 300 ms: for a page that answers an
+	// action later than the action's own settling waits.
+	WaitChange WaitFor = "change"
 )
 
 // Wait waits for a condition, at most timeout (the action timeout when
@@ -32,8 +37,10 @@ func (p *Page) Wait(ctx context.Context, what WaitFor, timeout time.Duration) er
 			ok = p.waitQuiet(ctx, 500*time.Millisecond, timeout)
 		case WaitDOMStable:
 			_, ok = p.waitStable(ctx, 300*time.Millisecond, timeout)
+		case WaitChange:
+			ok = p.waitChange(ctx, 300*time.Millisecond, timeout)
 		default:
-			return fail("", "", ErrNotFound, "unknown condition %q: want load, network or dom", what)
+			return fail("", "", ErrNotFound, "unknown condition %q: want load, network, dom or change", what)
 		}
 		if !ok {
 			if err := ctx.Err(); err != nil {
@@ -95,6 +102,25 @@ func (p *Page) waitQuiet(ctx context.Context, quiet, limit time.Duration) bool {
 
 // waitStable waits until the page's hash holds for quiet; it returns the
 // last state read and whether it held.
+// waitChange waits, at most limit, for the page to differ from how it is
+// now, and then to hold still for quiet.
+func (p *Page) waitChange(ctx context.Context, quiet, limit time.Duration) bool {
+	deadline := time.Now().Add(limit)
+	first := p.state(ctx)
+	for {
+		if !sleep(ctx, 50*time.Millisecond) {
+			return false
+		}
+		if s := p.state(ctx); s != first && s != (pageState{}) {
+			_, ok := p.waitStable(ctx, quiet, time.Until(deadline))
+			return ok
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+	}
+}
+
 func (p *Page) waitStable(ctx context.Context, quiet, limit time.Duration) (pageState, bool) {
 	deadline := time.Now().Add(limit)
 	last := p.state(ctx)
