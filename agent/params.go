@@ -51,7 +51,7 @@ func (t *Task) templateFields() []templateField {
 		}{
 			{"agent", &s.Agent}, {"click", &s.Click}, {"type", &s.Type}, {"text", &s.Text},
 			{"select", &s.Select}, {"option", &s.Option}, {"navigate", &s.Navigate},
-			{"scroll", &s.Scroll}, {"hover", &s.Hover}, {"expect", &s.Expect},
+			{"scroll", &s.Scroll}, {"hover", &s.Hover}, {"upload", &s.Upload}, {"expect", &s.Expect},
 		} {
 			if *f.s != "" {
 				out = append(out, templateField{field: fmt.Sprintf("steps[%d].%s", i, f.name), s: f.s})
@@ -304,6 +304,7 @@ func (t *Task) clone() *Task {
 	c := *t
 	c.AllowedDomains = slices.Clone(t.AllowedDomains)
 	c.Secrets = maps.Clone(t.Secrets)
+	c.Files = maps.Clone(t.Files)
 	c.Steps = slices.Clone(t.Steps)
 	if t.Params != nil {
 		c.Params = make(map[string]*string, len(t.Params))

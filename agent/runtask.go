@@ -141,6 +141,9 @@ func openBrowser(ctx context.Context, t *Task, o TaskOptions) (*browser.Page, *r
 	if bo.Secrets, err = t.BrowserSecrets(); err != nil {
 		return nil, nil, err
 	}
+	if bo.Files, err = t.BrowserFiles(); err != nil {
+		return nil, nil, err
+	}
 	if path := cmp.Or(o.StorageState, t.StorageState); path != "" {
 		if bo.StorageState, err = browser.LoadStorageState(path); err != nil {
 			return nil, nil, Usage(err) // "storage state FILE:LINE: FIELD ..."

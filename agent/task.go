@@ -65,6 +65,11 @@ type Task struct {
 	// write <secret:NAME>, the model sees only that, and the browser types
 	// the value on the secret's domains alone.
 	Secrets map[string]SecretSource `yaml:"secrets" json:"secrets,omitempty"`
+	// Files are the files the task may upload, by name: a scripted step
+	// writes upload: SELECTOR with file: NAME, and nothing else on disk
+	// can be reached. Paths are resolved against the task file's
+	// directory.
+	Files map[string]string `yaml:"files" json:"files,omitempty"`
 	// StorageState is a file of cookies and localStorage in Playwright's
 	// storageState format, loaded before the start page: a session carried
 	// from an earlier run. Resolved against the task file's directory.

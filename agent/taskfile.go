@@ -57,6 +57,9 @@ func ParseTask(file string, data []byte) (*Task, error) {
 	t.Replay = resolve(dir, t.Replay)
 	t.Cassette = resolve(dir, t.Cassette)
 	t.StorageState = resolve(dir, t.StorageState)
+	for name, path := range t.Files {
+		t.Files[name] = resolve(dir, path)
+	}
 	return &t, nil
 }
 
@@ -131,6 +134,9 @@ func (t *Task) check(doc *yamlconf.Doc) error {
 		}
 	}
 	if err := t.checkSecrets(doc); err != nil {
+		return err
+	}
+	if err := t.checkFiles(doc); err != nil {
 		return err
 	}
 	return checkTaskSteps(doc, t.Steps)
@@ -250,7 +256,8 @@ func stand(s browser.Step) browser.Step {
 	return browser.Step{
 		Click: x(s.Click), Type: x(s.Type), Text: x(s.Text), Submit: s.Submit,
 		Select: x(s.Select), Option: x(s.Option), Navigate: x(s.Navigate),
-		Scroll: x(s.Scroll), Press: cut(s.Press), Hover: x(s.Hover), Back: s.Back, Wait: cut(s.Wait),
+		Scroll: x(s.Scroll), Press: cut(s.Press), Hover: x(s.Hover), Upload: x(s.Upload), File: cut(s.File),
+		Back: s.Back, Wait: cut(s.Wait),
 		Screenshot: shot, Expect: x(s.Expect),
 	}
 }

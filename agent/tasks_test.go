@@ -59,6 +59,7 @@ var taskWants = map[string]struct {
 	// dialog is answered as it opens.
 	"orders-delete": {[]agent.Status{agent.Succeeded}, ``, `^click \[\d+\] on button "Delete order 7"$`},
 	"orders-open":   {[]agent.Status{agent.Succeeded}, `Order 7 is open`, `^click \[\d+\] on link "Open order 7"`},
+	"orders-upload": {[]agent.Status{agent.Succeeded}, ``, `^click \[\d+\] on button "Send the invoice"$`},
 	"orders-report": {[]agent.Status{agent.Succeeded}, ``, `^click \[\d+\] on link "Download the orders report \(CSV\)"$`},
 	// The answer names the first walnut piece, the one added.
 	"catalogue-walnut-cart": {[]agent.Status{agent.Succeeded}, `^Walnut dresser .*330 EUR Added$`, `^click \[\d+\] on button "Add to cart" in "Walnut dresser"$`},

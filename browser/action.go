@@ -17,6 +17,7 @@ const (
 	KindScroll     Kind = "scroll" // by a screen, or to the Target when set
 	KindPress      Kind = "press"
 	KindHover      Kind = "hover"
+	KindUpload     Kind = "upload"
 	KindBack       Kind = "back"
 	KindWait       Kind = "wait"
 	KindScreenshot Kind = "screenshot"
@@ -29,7 +30,7 @@ const (
 type Action struct {
 	Kind      Kind
 	Target    Target        // the element to click, type into, select in, scroll to or hover over
-	Text      string        // what to type, or the option (value or label) to select
+	Text      string        // what to type, the option (value or label) to select, or the file to upload, by name
 	Submit    bool          // press Enter after typing
 	URL       string        // where to navigate, relative to the page or absolute
 	Key       string        // the key or chord to press: Enter, Tab, ArrowDown, Ctrl+A, a single character, ...
@@ -67,6 +68,9 @@ func ScrollTo(t Target) Action { return Action{Kind: KindScroll, Target: t} }
 
 // Press presses a key or a chord (Ctrl+A) on whatever has focus.
 func Press(key string) Action { return Action{Kind: KindPress, Key: key} }
+
+// Upload gives a file input the file declared as name (Options.Files).
+func Upload(t Target, name string) Action { return Action{Kind: KindUpload, Target: t, Text: name} }
 
 // Hover rests the mouse on an element, as a person does to open a menu
 // or show a tooltip.
@@ -129,6 +133,8 @@ func (a Action) say(name func(Target) string) string {
 		s = "press " + a.Key
 	case KindHover:
 		s = "hover over " + target()
+	case KindUpload:
+		s = "upload " + FilePlaceholder(FileName(a.Text)) + " into " + target()
 	case KindBack:
 		s = "go back"
 	case KindWait:

@@ -98,7 +98,7 @@ func TestDoRefusesWhatItCannotTake(t *testing.T) {
 		a    Action
 		want string
 	}{
-		{Action{Kind: "hover", Target: CSS("a")}, "browser: hover: no element matches: unknown action"},
+		{Action{Kind: "swipe", Target: CSS("a")}, "browser: swipe: no element matches: unknown action"},
 		{Click(nil), "browser: click: no element matches: no element named"},
 		{TypeInto(nil, "x", false), "browser: type: no element matches: no element named"},
 	} {

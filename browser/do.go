@@ -33,6 +33,8 @@ func (p *Page) Do(ctx context.Context, a Action) (Outcome, error) {
 		out, err = p.Press(ctx, a.Key)
 	case KindHover:
 		out, err = p.Hover(ctx, a.Target)
+	case KindUpload:
+		out, err = p.Upload(ctx, a.Target, a.Text)
 	case KindBack:
 		out, err = p.Back(ctx)
 	case KindWait:
@@ -52,7 +54,7 @@ func (p *Page) Do(ctx context.Context, a Action) (Outcome, error) {
 			err = safefile.WriteBytes(a.File, png, 0o644) // never through a planted link
 		}
 	default:
-		return Outcome{}, fail(string(a.Kind), "", ErrNotFound, "unknown action: want click, type, select, navigate, scroll, press, hover, back, wait or screenshot")
+		return Outcome{}, fail(string(a.Kind), "", ErrNotFound, "unknown action: want click, type, select, navigate, scroll, press, hover, upload, back, wait or screenshot")
 	}
 	if err != nil {
 		return out, err

@@ -66,6 +66,9 @@ type Options struct {
 	// (Placeholder(name)), on their domains only; the page shows each
 	// value as its placeholder and every output redacts it.
 	Secrets []Secret
+	// Files are the files an upload may give the page, by name; nothing
+	// else on disk can be reached, and only on the allowed domains.
+	Files []File
 	// StorageState, when set, is loaded before the first navigation:
 	// its cookies and localStorage, only what lies within AllowedDomains
 	// (StorageDropped counts the rest).
@@ -250,6 +253,9 @@ func (o *Options) check() error {
 		return &Error{Op: "launch", Kind: ErrLaunch, Detail: "dialogs", Err: err}
 	}
 	if err := o.checkSecrets(); err != nil {
+		return err
+	}
+	if err := o.checkFiles(); err != nil {
 		return err
 	}
 	if o.Record != nil && o.Replay != nil {

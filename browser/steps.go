@@ -31,6 +31,8 @@ type Step struct {
 	Scroll     string `yaml:"scroll,omitempty" json:"scroll,omitempty"` // up, down, or a selector to bring into view
 	Press      string `yaml:"press,omitempty" json:"press,omitempty"`   // a key or a chord: Enter, Escape, Ctrl+A
 	Hover      string `yaml:"hover,omitempty" json:"hover,omitempty"`
+	Upload     string `yaml:"upload,omitempty" json:"upload,omitempty"` // a file input's selector
+	File       string `yaml:"file,omitempty" json:"file,omitempty"`     // the declared file to upload, by name
 	Back       bool   `yaml:"back,omitempty" json:"back,omitempty"`
 	Wait       string `yaml:"wait,omitempty" json:"wait,omitempty"` // load, network, dom, change, or a duration such as 500ms
 	Screenshot string `yaml:"screenshot,omitempty" json:"screenshot,omitempty"`
@@ -61,6 +63,7 @@ func (s Step) actions() []string {
 	add("scroll", s.Scroll != "")
 	add("press", s.Press != "")
 	add("hover", s.Hover != "")
+	add("upload", s.Upload != "")
 	add("back", s.Back)
 	add("wait", s.Wait != "")
 	add("screenshot", s.Screenshot != "")
@@ -102,6 +105,8 @@ func (s Step) Action(dir string) Action {
 		a = Press(s.Press)
 	case s.Hover != "":
 		a = Hover(Selector(s.Hover))
+	case s.Upload != "":
+		a = Upload(Selector(s.Upload), s.File)
 	case s.Back:
 		a = Back()
 	case s.Wait != "":
@@ -147,7 +152,7 @@ func ParseSteps(file string, data []byte) ([]Step, error) {
 		acts := s.actions()
 		switch {
 		case len(acts) == 0 && s.Expect == "":
-			return nil, doc.Errorf(at, "a step needs one action: click, type, select, navigate, scroll, press, hover, back, wait, screenshot or expect")
+			return nil, doc.Errorf(at, "a step needs one action: click, type, select, navigate, scroll, press, hover, upload, back, wait, screenshot or expect")
 		case len(acts) > 1:
 			return nil, doc.Errorf(at, "one action per step, this one has %s", strings.Join(acts, " and "))
 		case s.Select != "" && s.Option == "":
@@ -156,6 +161,12 @@ func ParseSteps(file string, data []byte) ([]Step, error) {
 			return nil, doc.Errorf(at+".option", "option belongs to a select step")
 		case (s.Text != "" || s.Submit) && s.Type == "":
 			return nil, doc.Errorf(at+".text", "text and submit belong to a type step")
+		case s.Upload != "" && s.File == "":
+			return nil, doc.Errorf(at+".upload", "upload needs a file: the name of one the task declares under files:")
+		case s.File != "" && s.Upload == "":
+			return nil, doc.Errorf(at+".file", "file belongs to an upload step")
+		case s.File != "" && CheckFileName(FileName(s.File)) != nil:
+			return nil, doc.Errorf(at+".file", "%v", CheckFileName(FileName(s.File)))
 		case s.Wait != "":
 			if _, _, err := parseWait(s.Wait); err != nil {
 				return nil, doc.Errorf(at+".wait", "%v", err)

@@ -8,7 +8,11 @@ package testsite
 
 import (
 	"compress/gzip"
+	"crypto/sha256"
 	"encoding/json"
+	"fmt"
+	"html"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -109,6 +113,8 @@ func HandlerWithPortal(dir string) (http.Handler, Portal) {
 		v := url.Values{"name": {r.PostForm.Get("name")}, "plan": {r.PostForm.Get("plan")}}
 		http.Redirect(w, r, "/form/welcome.html?"+v.Encode(), http.StatusSeeOther)
 	})
+	// The orders' upload form: what arrived, by its size and digest.
+	mux.HandleFunc("POST /orders/upload", receiveUpload)
 	// A page that never finishes loading, for load timeouts.
 	mux.HandleFunc("GET /slow", func(w http.ResponseWriter, r *http.Request) {
 		<-r.Context().Done()
@@ -118,6 +124,28 @@ func HandlerWithPortal(dir string) (http.Handler, Portal) {
 		w.Header().Set("Cache-Control", "no-store")
 		mux.ServeHTTP(w, r)
 	}), Portal{portal}
+}
+
+// receiveUpload answers the upload form with the size and the first 16
+// hex digits of the SHA-256 of the file it was sent, so a test can tell
+// the bytes arrived whole.
+func receiveUpload(w http.ResponseWriter, r *http.Request) {
+	f, h, err := r.FormFile("invoice")
+	if err != nil {
+		http.Error(w, "no file: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	defer f.Close()
+	sum := sha256.New()
+	n, err := io.Copy(sum, io.LimitReader(f, 10<<20))
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	fmt.Fprintf(w, "<!doctype html><html lang=en><head><meta charset=utf-8><title>Invoice received</title></head><body>"+
+		"<h1>Invoice received</h1><p>Received %s: %d bytes, digest %x.</p><p><a href=\"index.html\">All orders</a></p></body></html>",
+		html.EscapeString(h.Filename), n, sum.Sum(nil)[:8])
 }
 
 // writeJSON answers gzip-compressed when the client takes it, so the
