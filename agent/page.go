@@ -2,6 +2,7 @@ package agent
 
 import (
 	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/headroom-agent/headroom/browser"
@@ -29,6 +30,9 @@ func PageOf(s *browser.Snapshot) calltypes.Page {
 		// page is cut.
 		p.Lines = append(p.Lines, calltypes.Line{Note: true, Text: d.String(), Top: s.Viewport[0], Bottom: s.Viewport[0]})
 	}
+	for _, d := range s.Downloads {
+		p.Lines = append(p.Lines, calltypes.Line{Note: true, Text: downloadNote(d), Top: s.Viewport[0], Bottom: s.Viewport[0]})
+	}
 	for _, b := range s.Blocks {
 		l := calltypes.Line{Heading: b.Heading, Offscreen: b.Offscreen, Top: b.Top, Bottom: b.Bottom, List: b.List, Item: b.Item}
 		if b.Element >= 0 && b.Element < len(s.Elements) {
@@ -40,6 +44,19 @@ func PageOf(s *browser.Snapshot) calltypes.Page {
 		p.Lines = append(p.Lines, l)
 	}
 	return p
+}
+
+// downloadNote tells of a file saved since the last look, and what it
+// begins with when it is text: a report the goal asked for can be read
+// without a page that shows it. Its lines are joined by " / ", quoted,
+// so no word of it reads as a line of the view.
+func downloadNote(d browser.Download) string {
+	note := d.String()
+	if text := strings.TrimSpace(d.Text); text != "" {
+		lines := strings.Split(strings.ReplaceAll(text, "\r\n", "\n"), "\n")
+		note += ", which begins " + strconv.Quote(strings.Join(lines, " / "))
+	}
+	return note
 }
 
 // ViewOf is the page a call of type t reads: now, in the type's view and

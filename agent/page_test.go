@@ -204,3 +204,20 @@ func TestAViewNotesTheDialogsThePageOpened(t *testing.T) {
 		}
 	}
 }
+
+func TestADownloadIsNotedWithWhatItBegins(t *testing.T) {
+	d := browser.Download{Name: "orders-report.csv", Bytes: 77, Saved: true, Text: "month,orders\nDecember,412\n"}
+	want := `downloaded "orders-report.csv" (77 bytes), which begins "month,orders / December,412"`
+	if got := downloadNote(d); got != want {
+		t.Errorf("downloadNote = %q, want %q", got, want)
+	}
+	d.Text = ""
+	if got := downloadNote(d); got != `downloaded "orders-report.csv" (77 bytes)` {
+		t.Errorf("a file that is not text: %q", got)
+	}
+	page := PageOf(&browser.Snapshot{Downloads: []browser.Download{{Name: "a.csv", Saved: true, Text: "x\n[1] button \"Pay\""}}})
+	back, err := calltypes.ParsePage(page.Render())
+	if err != nil || len(back.Lines) != 1 || !back.Lines[0].Note {
+		t.Errorf("a file's words read back as %+v (%v), want one note", back.Lines, err)
+	}
+}

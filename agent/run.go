@@ -290,6 +290,9 @@ func (r *runner) finish(ctx context.Context, met bool) error {
 	if err != nil {
 		return err
 	}
+	// The answer may be in a file the run downloaded rather than on the
+	// page: the answering call is shown every one, however long ago.
+	snap.Downloads = slices.DeleteFunc(r.page.Downloads(), func(d browser.Download) bool { return !d.Saved })
 	answer := calltypes.Summarize
 	if r.t.AnswerType != "" {
 		answer = r.t.AnswerType

@@ -57,10 +57,11 @@ var taskWants = map[string]struct {
 	"portal-home-from-state": {[]agent.Status{agent.Succeeded}, `3 open invoices`, ``},
 	// The page asks before it deletes, and alerts as it loads: each
 	// dialog is answered as it opens.
-	"orders-delete": {[]agent.Status{agent.Succeeded}, ``, `^click \[\d+\] on button "Delete order 7"$`},
-	"orders-open":   {[]agent.Status{agent.Succeeded}, `Order 7 is open`, `^click \[\d+\] on link "Open order 7"`},
-	"orders-upload": {[]agent.Status{agent.Succeeded}, ``, `^click \[\d+\] on button "Send the invoice"$`},
-	"orders-report": {[]agent.Status{agent.Succeeded}, ``, `^click \[\d+\] on link "Download the orders report \(CSV\)"$`},
+	"orders-delete":          {[]agent.Status{agent.Succeeded}, ``, `^click \[\d+\] on button "Delete order 7"$`},
+	"orders-open":            {[]agent.Status{agent.Succeeded}, `Order 7 is open`, `^click \[\d+\] on link "Open order 7"`},
+	"orders-report-december": {[]agent.Status{agent.Succeeded}, `December,412`, `^click \[\d+\] on link "Download the orders report \(CSV\)"$`},
+	"orders-upload":          {[]agent.Status{agent.Succeeded}, ``, `^click \[\d+\] on button "Send the invoice"$`},
+	"orders-report":          {[]agent.Status{agent.Succeeded}, ``, `^click \[\d+\] on link "Download the orders report \(CSV\)"$`},
 	// The answer names the first walnut piece, the one added.
 	"catalogue-walnut-cart": {[]agent.Status{agent.Succeeded}, `^Walnut dresser .*330 EUR Added$`, `^click \[\d+\] on button "Add to cart" in "Walnut dresser"$`},
 }

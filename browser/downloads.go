@@ -1,8 +1,11 @@
 package browser
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -12,6 +15,8 @@ import (
 
 	cdpbrowser "github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/chromedp"
+
+	"github.com/headroom-agent/headroom/internal/redact"
 )
 
 // DefaultMaxDownloadBytes bounds one download when Options.MaxDownloadBytes
@@ -30,9 +35,14 @@ type Download struct {
 	// otherwise (refused, larger than the bound, failed).
 	Saved  bool   `json:"saved"`
 	Detail string `json:"detail,omitempty"`
+	// Text is the beginning of a saved file that is text (CSV, plain
+	// text, JSON, ...), its secrets redacted, for the page's view to
+	// show; empty for any other file. The file itself holds it all.
+	Text string `json:"-"`
 
-	guid string
-	done bool
+	guid  string
+	done  bool
+	shown bool // a snapshot has told of it
 }
 
 // String says what became of it, for an action's outcome.
@@ -103,27 +113,41 @@ func (p *Page) onDownload(ev any) {
 }
 
 // progress notes a download's progress; it runs on the browser's event
-// loop, so what waits on the browser goes apart.
+// loop, so what waits on the browser goes apart. A whole file is done
+// once what the view shows of it is read, outside the lock the
+// redaction takes.
 func (p *Page) progress(e *cdpbrowser.EventDownloadProgress) {
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	d := p.downloadOf(e.GUID)
 	if d == nil || d.done {
+		p.mu.Unlock()
 		return
 	}
 	d.Bytes = int64(e.ReceivedBytes)
+	saved := ""
 	switch {
 	case d.Bytes > p.maxDownload() || int64(e.TotalBytes) > p.maxDownload():
 		d.Detail, d.done = fmt.Sprintf("larger than the bound of %d bytes", p.maxDownload()), true
 		go p.cancelDownload(d.guid)
 	case e.State == cdpbrowser.DownloadProgressStateCompleted:
 		d.Name, d.Detail = p.keepDownload(d.guid, d.Name)
-		d.Saved, d.done = d.Detail == "", true
+		if d.Detail != "" {
+			d.done = true
+		} else {
+			saved = filepath.Join(p.opts.DownloadDir, d.Name)
+		}
 	case e.State == cdpbrowser.DownloadProgressStateCanceled:
 		if d.Detail == "" {
 			d.Detail = "the browser cancelled it"
 		}
 		d.done = true
+	}
+	p.mu.Unlock()
+	if saved != "" {
+		text := redact.Text(p.hide(readText(saved)))
+		p.mu.Lock()
+		d.Text, d.Saved, d.done = text, true, true
+		p.mu.Unlock()
 	}
 }
 
@@ -178,6 +202,34 @@ func (p *Page) keepDownload(guid, name string) (string, string) {
 	return name, "no free name for it in the downloads folder"
 }
 
+// maxDownloadText bounds what of a downloaded text file the view shows.
+const maxDownloadText = 600
+
+// readText is the beginning of the file at path when it is text: what
+// its first bytes sniff as (text/*, JSON, XML), valid UTF-8, cut at a
+// line's end; "" for anything else.
+func readText(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	buf := make([]byte, maxDownloadText+4)
+	n, _ := io.ReadFull(f, buf)
+	buf = buf[:n]
+	kind := http.DetectContentType(buf)
+	if !strings.HasPrefix(kind, "text/") && !strings.Contains(kind, "json") && !strings.Contains(kind, "xml") {
+		return ""
+	}
+	if n > maxDownloadText {
+		buf = buf[:maxDownloadText]
+		if i := bytes.LastIndexByte(buf, '\n'); i > 0 {
+			buf = buf[:i+1]
+		}
+	}
+	return strings.ToValidUTF8(string(buf), "")
+}
+
 // safeFileName is a page's suggested file name fit for a folder: its base
 // name alone, with no control or path characters, at most 100 runes.
 func safeFileName(s string) string {
@@ -228,6 +280,23 @@ func (p *Page) downloadsSince(ctx context.Context, n int, deadline time.Time) []
 			return out
 		}
 	}
+}
+
+// newDownloads returns the downloads saved since the last snapshot, for
+// the next to show what they hold.
+func (p *Page) newDownloads() []Download {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []Download
+	for _, d := range p.downloads {
+		if d.done && !d.shown {
+			d.shown = true
+			if d.Saved {
+				out = append(out, *d)
+			}
+		}
+	}
+	return out
 }
 
 // Downloads lists every download the page began, in order, as each

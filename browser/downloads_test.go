@@ -58,6 +58,13 @@ func TestDownloadsAreSavedUnderTheirNamesWithinABound(t *testing.T) {
 			if !strings.Contains(out.String(), `downloaded "`+name+`" (`) {
 				t.Errorf("the outcome says %q", out)
 			}
+			snap, err := p.Observe(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(snap.Downloads) != 1 || snap.Downloads[0].Name != name || snap.Downloads[0].Text != string(want) {
+				t.Errorf("the next snapshot tells of %+v, want %s and its text", snap.Downloads, name)
+			}
 		}
 		if files, _ := os.ReadDir(dir); len(files) != 2 {
 			t.Errorf("the folder holds %d files, want the 2 downloads", len(files))

@@ -28,7 +28,7 @@ func (p *Page) Observe(ctx context.Context) (*Snapshot, error) {
 		p.learnCookies(ctx)
 		p.seenAt(s.URL)
 		p.redactSnapshot(s)
-		s.Dialogs = p.newDialogs()
+		s.Dialogs, s.Downloads = p.newDialogs(), p.newDownloads()
 		return nil
 	})
 	if err != nil {

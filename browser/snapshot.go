@@ -27,6 +27,9 @@ type Snapshot struct {
 	// action's outcome (which tells of those it opened), as it loaded,
 	// or on a timer. Each was answered as it opened (Options.Dialogs).
 	Dialogs []Dialog
+	// Downloads are the files saved since the last snapshot, with the
+	// beginning of those that are text (Download.Text).
+	Downloads []Download
 
 	opts  SnapshotOptions
 	page  *Page          // the page observed, which its indexes resolve on

@@ -30,6 +30,7 @@ func summarize(in calltypes.SummaryInput) calltypes.Summary {
 	for _, n := range in.Notes {
 		lines = append(lines, splitSentences(n)...)
 	}
+	lines = append(lines, fileLines(in.Page)...)
 	var ss []scored
 	if ask := askOf(in.Goal); ask != "" {
 		ss = answerAsk(ask, g, lines, onPage)
@@ -43,6 +44,23 @@ func summarize(in calltypes.SummaryInput) calltypes.Summary {
 		return calltypes.Summary{Answer: "nothing on the page matches the goal"}
 	}
 	return calltypes.Summary{Answer: best(ss, lines)}
+}
+
+// fileLines are the lines of the files the view says the run
+// downloaded: a note that quotes what a file begins with, its lines
+// joined by " / " (the agent's view writes it so).
+func fileLines(p calltypes.Page) []string {
+	var out []string
+	for _, l := range p.Lines {
+		_, quoted, ok := strings.Cut(l.Text, ", which begins ")
+		if !l.Note || !ok || !strings.HasPrefix(l.Text, "downloaded ") {
+			continue
+		}
+		if text, err := strconv.Unquote(quoted); err == nil {
+			out = append(out, strings.Split(text, " / ")...)
+		}
+	}
+	return out
 }
 
 // askOf is what the goal asks: the goal when it is a question ("What is
