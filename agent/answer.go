@@ -30,7 +30,8 @@ type pageLine struct {
 }
 
 // pageLines are snap's lines in page order: its blocks' words, an
-// element's by its name.
+// element's by its name; then the lines of the text files it shows as
+// downloaded.
 func pageLines(s *browser.Snapshot) []pageLine {
 	items := map[int]int{}
 	for _, b := range s.Blocks {
@@ -50,6 +51,16 @@ func pageLines(s *browser.Snapshot) []pageLine {
 		out = append(out, pageLine{text: text, under: under, at: at, items: items[b.List]})
 		if b.Heading > 0 {
 			under, at = text, 0
+		}
+	}
+	// A downloaded file's lines stand under its name, as the view shows
+	// what it begins with.
+	for _, d := range s.Downloads {
+		if d.Text == "" {
+			continue
+		}
+		for i, line := range strings.Split(strings.TrimSpace(strings.ReplaceAll(d.Text, "\r\n", "\n")), "\n") {
+			out = append(out, pageLine{text: strings.Join(strings.Fields(line), " "), under: "file " + d.Name, at: i + 1})
 		}
 	}
 	return out
@@ -266,7 +277,7 @@ func (r *runner) learnedAnswer(ctx context.Context) (bool, error) {
 	if !l.replayedWhole() || l.entry.Answer == nil || r.t.AnswerType != "" {
 		return false, nil
 	}
-	snap, err := r.page.Observe(ctx)
+	snap, err := r.answerPage(ctx)
 	if err != nil {
 		return false, err
 	}

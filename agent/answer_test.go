@@ -162,3 +162,25 @@ func FuzzAnswerOf(f *testing.F) {
 		}
 	})
 }
+
+// An answer copied from a downloaded file's line is read in the file the
+// next run downloads, by the file's name and the line's place.
+func TestAnAnswerReadInADownloadedFileIsReadThereNextTime(t *testing.T) {
+	l := reader("Download the orders report and report how many orders there were in December.", nil)
+	withFile := func(text string) *browser.Snapshot {
+		s := page("Reports", "Orders and revenue by month, as a spreadsheet.")
+		s.Downloads = []browser.Download{{Name: "orders-report.csv", Saved: true, Text: text}}
+		return s
+	}
+	a := l.answerOf(withFile("month,orders\nNovember,395\nDecember,412\n"), "December,412")
+	if a == nil {
+		t.Fatal("nothing learned of an answer copied from a file's line")
+	}
+	got, why := l.readAnswer(withFile("month,orders\nNovember,401\nDecember,433\n"), a)
+	if why != "" || got != "December,433" {
+		t.Errorf("read %q (%s), want the line of the new file", got, why)
+	}
+	if got, why := l.readAnswer(page("Reports", "Orders and revenue by month, as a spreadsheet."), a); why == "" {
+		t.Errorf("with no file downloaded the answer was read: %q", got)
+	}
+}

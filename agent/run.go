@@ -272,6 +272,18 @@ func (r *runner) scripted(ctx context.Context, i int, s browser.Step) error {
 	return nil
 }
 
+// answerPage is the page the goal is answered from. The answer may be in
+// a file the run downloaded rather than on the page: it shows every one
+// saved, however long ago.
+func (r *runner) answerPage(ctx context.Context) (*browser.Snapshot, error) {
+	snap, err := r.page.Observe(ctx)
+	if err != nil {
+		return nil, err
+	}
+	snap.Downloads = slices.DeleteFunc(r.page.Downloads(), func(d browser.Download) bool { return !d.Saved })
+	return snap, nil
+}
+
 // finish answers the goal from the page the task ended on, and settles
 // the status.
 func (r *runner) finish(ctx context.Context, met bool) error {
@@ -286,13 +298,10 @@ func (r *runner) finish(ctx context.Context, met bool) error {
 	if ok, err := r.learnedAnswer(ctx); err != nil || ok {
 		return r.verified(err)
 	}
-	snap, err := r.page.Observe(ctx)
+	snap, err := r.answerPage(ctx)
 	if err != nil {
 		return err
 	}
-	// The answer may be in a file the run downloaded rather than on the
-	// page: the answering call is shown every one, however long ago.
-	snap.Downloads = slices.DeleteFunc(r.page.Downloads(), func(d browser.Download) bool { return !d.Saved })
 	answer := calltypes.Summarize
 	if r.t.AnswerType != "" {
 		answer = r.t.AnswerType
