@@ -226,3 +226,26 @@ func TestTotalsCountRefusedAnswers(t *testing.T) {
 		t.Errorf("totals %+v: want 5 calls, 1 mended, 1 repaired, 1 invalid, 1 retry", got)
 	}
 }
+
+// The report lists the run's downloads, linking those saved in the
+// output folder and saying why the others were not.
+func TestReportListsDownloads(t *testing.T) {
+	dir := t.TempDir()
+	r := sampleResult(t, dir)
+	r.Downloads = []browser.Download{
+		{Name: "orders report.csv", Bytes: 1204, Saved: true},
+		{Name: "<b>big</b>.zip", Detail: "larger than the bound of 52428800 bytes"},
+	}
+	var b bytes.Buffer
+	if err := WriteReport(&b, r, dir); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		`<a href="downloads/orders%20report.csv">orders report.csv</a> · 1,204 bytes`,
+		`&lt;b&gt;big&lt;/b&gt;.zip: not saved, larger than the bound of 52428800 bytes`,
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("the report lacks %q", want)
+		}
+	}
+}
