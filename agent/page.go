@@ -7,6 +7,7 @@ import (
 
 	"github.com/headroom-agent/headroom/browser"
 	"github.com/headroom-agent/headroom/calltypes"
+	"github.com/headroom-agent/headroom/internal/plural"
 	"github.com/headroom-agent/headroom/llm/tokens"
 )
 
@@ -24,14 +25,13 @@ const (
 // (ViewOf).
 func PageOf(s *browser.Snapshot) calltypes.Page {
 	p := calltypes.Page{URL: s.URL, Title: clip(s.Title, maxNameRunes), Viewport: s.Viewport}
-	for _, d := range s.Dialogs {
-		// What the page said in a dialog since the last look (as it
-		// loaded, or when an action asked): a note, kept however the
-		// page is cut.
-		p.Lines = append(p.Lines, calltypes.Line{Note: true, Text: d.String(), Top: s.Viewport[0], Bottom: s.Viewport[0]})
-	}
-	for _, d := range s.Downloads {
-		p.Lines = append(p.Lines, calltypes.Line{Note: true, Text: downloadNote(d), Top: s.Viewport[0], Bottom: s.Viewport[0]})
+	// What the page said in dialogs since the last look (as it loaded,
+	// or when an action asked) and the files it downloaded: notes, kept
+	// however the page is cut, so only the last few of each.
+	notes := lastNotes(len(s.Dialogs), "dialog", func(i int) string { return s.Dialogs[i].String() })
+	notes = append(notes, lastNotes(len(s.Downloads), "download", func(i int) string { return downloadNote(s.Downloads[i]) })...)
+	for _, n := range notes {
+		p.Lines = append(p.Lines, calltypes.Line{Note: true, Text: n, Top: s.Viewport[0], Bottom: s.Viewport[0]})
 	}
 	for _, b := range s.Blocks {
 		l := calltypes.Line{Heading: b.Heading, Offscreen: b.Offscreen, Top: b.Top, Bottom: b.Bottom, List: b.List, Item: b.Item}
@@ -44,6 +44,24 @@ func PageOf(s *browser.Snapshot) calltypes.Page {
 		p.Lines = append(p.Lines, l)
 	}
 	return p
+}
+
+// maxNotesOfAKind bounds the dialogs, and the downloads, a view tells
+// of: a page that opens a hundred alerts in a loop fills no prompt.
+const maxNotesOfAKind = 3
+
+// lastNotes are the notes of the last maxNotesOfAKind of n things of a
+// kind (note(i) says the i-th), after one that counts those left out.
+func lastNotes(n int, kind string, note func(i int) string) []string {
+	var out []string
+	from := max(0, n-maxNotesOfAKind)
+	if from > 0 {
+		out = append(out, plural.Of(from, "earlier "+kind+"/earlier "+kind+"s")+" not shown")
+	}
+	for i := from; i < n; i++ {
+		out = append(out, note(i))
+	}
+	return out
 }
 
 // downloadNote tells of a file saved since the last look, and what it

@@ -2,6 +2,8 @@ package agent
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -219,5 +221,23 @@ func TestADownloadIsNotedWithWhatItBegins(t *testing.T) {
 	back, err := calltypes.ParsePage(page.Render())
 	if err != nil || len(back.Lines) != 1 || !back.Lines[0].Note {
 		t.Errorf("a file's words read back as %+v (%v), want one note", back.Lines, err)
+	}
+}
+
+// A page that opens dialogs in a loop, or downloads a hundred files,
+// gets a few notes and a count, not a prompt full of them.
+func TestAViewNotesOnlyTheLastFewDialogs(t *testing.T) {
+	snap := &browser.Snapshot{}
+	for i := range 7 {
+		snap.Dialogs = append(snap.Dialogs, browser.Dialog{Kind: "alert", Message: fmt.Sprintf("alert %d", i), Accepted: true})
+	}
+	var notes []string
+	for _, l := range PageOf(snap).Lines {
+		notes = append(notes, l.Text)
+	}
+	want := []string{"4 earlier dialogs not shown", `the page showed the alert "alert 4" and it was closed`,
+		`the page showed the alert "alert 5" and it was closed`, `the page showed the alert "alert 6" and it was closed`}
+	if !slices.Equal(notes, want) {
+		t.Errorf("notes %q, want %q", notes, want)
 	}
 }

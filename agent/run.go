@@ -273,16 +273,22 @@ func (r *runner) scripted(ctx context.Context, i int, s browser.Step) error {
 }
 
 // answerPage is the page the goal is answered from. The answer may be in
-// a file the run downloaded rather than on the page: it shows every one
-// saved, however long ago.
+// a file the run downloaded rather than on the page: it shows the last
+// few saved (maxAnswerFiles), however long ago; the view keeps each
+// one's note whatever its cap, so a run of many downloads cannot crowd
+// the page out.
 func (r *runner) answerPage(ctx context.Context) (*browser.Snapshot, error) {
 	snap, err := r.page.Observe(ctx)
 	if err != nil {
 		return nil, err
 	}
-	snap.Downloads = slices.DeleteFunc(r.page.Downloads(), func(d browser.Download) bool { return !d.Saved })
+	saved := slices.DeleteFunc(r.page.Downloads(), func(d browser.Download) bool { return !d.Saved })
+	snap.Downloads = saved[max(0, len(saved)-maxAnswerFiles):]
 	return snap, nil
 }
+
+// maxAnswerFiles bounds the downloaded files the answering call is shown.
+const maxAnswerFiles = 3
 
 // finish answers the goal from the page the task ended on, and settles
 // the status.

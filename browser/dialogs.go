@@ -68,6 +68,10 @@ func (d Dialog) String() string {
 	return "the page asked " + said + " and it was dismissed"
 }
 
+// maxDialogsKept bounds the dialogs a Page notes: a page that opens
+// them in a loop has each answered, and the rest past this not kept.
+const maxDialogsKept = 1000
+
 // maxDialogRunes bounds what a dialog's note quotes: a page could fill a
 // dialog with a novel meant for the model.
 const maxDialogRunes = 200
@@ -92,7 +96,9 @@ func (p *Page) answerDialog(e *page.EventJavascriptDialogOpening) {
 		d.Answer = redact.Text(p.hideOn(hostOf(e.URL), e.DefaultPrompt))
 	}
 	p.mu.Lock()
-	p.dialogs = append(p.dialogs, d)
+	if len(p.dialogs) < maxDialogsKept {
+		p.dialogs = append(p.dialogs, d)
+	}
 	p.mu.Unlock()
 	if _, err := chromedp.Call(p.ctx, page.HandleJavaScriptDialog, answer); err != nil {
 		p.opts.Logf("answering the page's %s: %v", e.Type, err)
