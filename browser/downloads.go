@@ -17,6 +17,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/headroom-agent/headroom/internal/redact"
+	"github.com/headroom-agent/headroom/internal/safefile"
 )
 
 // DefaultMaxDownloadBytes bounds one download when Options.MaxDownloadBytes
@@ -209,7 +210,7 @@ const maxDownloadText = 600
 // its first bytes sniff as (text/*, JSON, XML), valid UTF-8, cut at a
 // line's end; "" for anything else.
 func readText(path string) string {
-	f, err := os.Open(path)
+	f, err := safefile.OpenRegular(path, os.O_RDONLY, 0)
 	if err != nil {
 		return ""
 	}
