@@ -2,7 +2,6 @@ package agent
 
 import (
 	"net/url"
-	"strconv"
 	"strings"
 
 	"github.com/headroom-agent/headroom/browser"
@@ -66,16 +65,8 @@ func lastNotes(n int, kind string, note func(i int) string) []string {
 
 // downloadNote tells of a file saved since the last look, and what it
 // begins with when it is text: a report the goal asked for can be read
-// without a page that shows it. Its lines are joined by " / ", quoted,
-// so no word of it reads as a line of the view.
-func downloadNote(d browser.Download) string {
-	note := d.String()
-	if text := strings.TrimSpace(d.Text); text != "" {
-		lines := strings.Split(strings.ReplaceAll(text, "\r\n", "\n"), "\n")
-		note += ", which begins " + strconv.Quote(strings.Join(lines, " / "))
-	}
-	return note
-}
+// without a page that shows it.
+func downloadNote(d browser.Download) string { return calltypes.FileNote(d.String(), d.Text) }
 
 // ViewOf is the page a call of type t reads: now, in the type's view and
 // within its cap. before is the snapshot the last action was taken on

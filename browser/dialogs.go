@@ -119,10 +119,7 @@ func (p *Page) dialogCount() int {
 func (p *Page) dialogsSince(n int) []Dialog {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if n >= len(p.dialogs) {
-		return nil
-	}
-	return append([]Dialog(nil), p.dialogs[n:]...)
+	return p.dialogsFrom(n)
 }
 
 // newDialogs returns the dialogs opened since the last snapshot, for the
@@ -134,15 +131,13 @@ func (p *Page) newDialogs() []Dialog {
 	defer p.mu.Unlock()
 	n := p.dialogsShown
 	p.dialogsShown = len(p.dialogs)
+	return p.dialogsFrom(n)
+}
+
+// dialogsFrom copies the dialogs from the n-th on; p.mu is held.
+func (p *Page) dialogsFrom(n int) []Dialog {
 	if n >= len(p.dialogs) {
 		return nil
 	}
 	return append([]Dialog(nil), p.dialogs[n:]...)
-}
-
-// Dialogs lists every dialog the page opened, in order.
-func (p *Page) Dialogs() []Dialog {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return append([]Dialog(nil), p.dialogs...)
 }

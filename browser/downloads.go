@@ -41,9 +41,10 @@ type Download struct {
 	// show; empty for any other file. The file itself holds it all.
 	Text string `json:"-"`
 
-	guid  string
-	done  bool
-	shown bool // a snapshot has told of it
+	guid    string
+	keeping bool // whole, and being named and read
+	done    bool
+	shown   bool // a snapshot has told of it
 }
 
 // String says what became of it, for an action's outcome.
@@ -114,42 +115,43 @@ func (p *Page) onDownload(ev any) {
 }
 
 // progress notes a download's progress; it runs on the browser's event
-// loop, so what waits on the browser goes apart. A whole file is done
-// once what the view shows of it is read, outside the lock the
-// redaction takes.
+// loop, so what waits on the browser goes apart. A whole file is named
+// and read outside the lock (the redaction takes it too), and is done
+// only then.
 func (p *Page) progress(e *cdpbrowser.EventDownloadProgress) {
 	p.mu.Lock()
 	d := p.downloadOf(e.GUID)
-	if d == nil || d.done {
+	if d == nil || d.done || d.keeping {
 		p.mu.Unlock()
 		return
 	}
 	d.Bytes = int64(e.ReceivedBytes)
-	saved := ""
+	whole := false
 	switch {
 	case d.Bytes > p.maxDownload() || int64(e.TotalBytes) > p.maxDownload():
 		d.Detail, d.done = fmt.Sprintf("larger than the bound of %d bytes", p.maxDownload()), true
 		go p.cancelDownload(d.guid)
 	case e.State == cdpbrowser.DownloadProgressStateCompleted:
-		d.Name, d.Detail = p.keepDownload(d.guid, d.Name)
-		if d.Detail != "" {
-			d.done = true
-		} else {
-			saved = filepath.Join(p.opts.DownloadDir, d.Name)
-		}
+		whole, d.keeping = true, true
 	case e.State == cdpbrowser.DownloadProgressStateCanceled:
 		if d.Detail == "" {
 			d.Detail = "the browser cancelled it"
 		}
 		d.done = true
 	}
+	guid, name := d.guid, d.Name
 	p.mu.Unlock()
-	if saved != "" {
-		text := redact.Text(p.hide(readText(saved)))
-		p.mu.Lock()
-		d.Text, d.Saved, d.done = text, true, true
-		p.mu.Unlock()
+	if !whole {
+		return
 	}
+	name, why := p.keepDownload(guid, name)
+	text := ""
+	if why == "" {
+		text = redact.Text(p.hide(readText(filepath.Join(p.opts.DownloadDir, name))))
+	}
+	p.mu.Lock()
+	d.Name, d.Detail, d.Text, d.Saved, d.done = name, why, text, why == "", true
+	p.mu.Unlock()
 }
 
 func (p *Page) maxDownload() int64 {

@@ -46,18 +46,12 @@ func summarize(in calltypes.SummaryInput) calltypes.Summary {
 	return calltypes.Summary{Answer: best(ss, lines)}
 }
 
-// fileLines are the lines of the files the view says the run
-// downloaded: a note that quotes what a file begins with, its lines
-// joined by " / " (the agent's view writes it so).
+// fileLines are the lines of the files the view quotes as downloaded.
 func fileLines(p calltypes.Page) []string {
 	var out []string
 	for _, l := range p.Lines {
-		_, quoted, ok := strings.Cut(l.Text, ", which begins ")
-		if !l.Note || !ok || !strings.HasPrefix(l.Text, "downloaded ") {
-			continue
-		}
-		if text, err := strconv.Unquote(quoted); err == nil {
-			out = append(out, strings.Split(text, " / ")...)
+		if lines, ok := calltypes.FileNoteLines(l.Text); l.Note && ok {
+			out = append(out, lines...)
 		}
 	}
 	return out
