@@ -47,3 +47,13 @@ func (t *Task) BrowserFiles() ([]browser.File, error) {
 	}
 	return out, nil
 }
+
+// fileNames are the task's files as a pick names them: <file:NAME>, in
+// name order.
+func (t *Task) fileNames() []string {
+	var names []string
+	for _, name := range slices.Sorted(maps.Keys(t.Files)) {
+		names = append(names, browser.FilePlaceholder(name))
+	}
+	return names
+}

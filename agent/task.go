@@ -66,8 +66,8 @@ type Task struct {
 	// the value on the secret's domains alone.
 	Secrets map[string]SecretSource `yaml:"secrets" json:"secrets,omitempty"`
 	// Files are the files the task may upload, by name: a scripted step
-	// writes upload: SELECTOR with file: NAME, and nothing else on disk
-	// can be reached. Paths are resolved against the task file's
+	// writes upload: SELECTOR with file: NAME, the model upload [i]
+	// <file:NAME>, and nothing else on disk can be reached. Paths are resolved against the task file's
 	// directory.
 	Files map[string]string `yaml:"files" json:"files,omitempty"`
 	// StorageState is a file of cookies and localStorage in Playwright's

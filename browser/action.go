@@ -1,8 +1,11 @@
 package browser
 
 import (
+	"context"
 	"fmt"
 	"time"
+
+	"github.com/chromedp/cdproto/cdp"
 )
 
 // Kind is what an Action does.
@@ -38,9 +41,26 @@ type Action struct {
 	Until     WaitFor       // the condition to wait for; when empty, a wait pauses for Delay
 	Delay     time.Duration // how long a wait pauses
 	File      string        // where a screenshot's PNG goes
+	// Func, when set, is what the action does: an action of the
+	// caller's own (Perform), whatever its Kind.
+	Func Func
 	// Expect is text the page must show after the action: the action
 	// fails with ErrNotFound when it does not.
 	Expect string
+}
+
+// Func is an action written as a function, as chromedp's actions are: it
+// runs in the page's tab (ctx carries it, so chromedp.Run(ctx, ...) acts
+// there, inside the run's fence) on the node its Target names, 0 when it
+// has none, and returns a detail for the outcome (what it did, in a few
+// words). Page.Do waits for what it started and reports the outcome as it
+// does for the built-ins.
+type Func func(ctx context.Context, node cdp.BackendNodeID) (detail string, err error)
+
+// Perform is an action of the caller's own, called name in reports, done
+// by fn on the element t names (nil for none).
+func Perform(name string, t Target, fn Func) Action {
+	return Action{Kind: Kind(name), Target: t, Func: fn}
 }
 
 // Click clicks an element.

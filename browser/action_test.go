@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -81,7 +82,7 @@ func TestAStepIsAnAction(t *testing.T) {
 		t.Fatalf("%d actions from %d steps", len(got), len(steps))
 	}
 	for i := range want {
-		if got[i] != want[i] {
+		if !reflect.DeepEqual(got[i], want[i]) {
 			t.Errorf("step %d (%s) is %#v, want %#v", i+1, steps[i], got[i], want[i])
 		}
 	}

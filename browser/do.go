@@ -13,48 +13,11 @@ import (
 func (p *Page) Do(ctx context.Context, a Action) (Outcome, error) {
 	var out Outcome
 	var err error
-	switch a.Kind {
-	case "": // only the check below
-	case KindClick:
-		out, err = p.Click(ctx, a.Target)
-	case KindType:
-		out, err = p.Type(ctx, a.Target, a.Text, a.Submit)
-	case KindSelect:
-		out, err = p.Select(ctx, a.Target, a.Text)
-	case KindNavigate:
-		out, err = p.Navigate(ctx, a.URL)
-	case KindScroll:
-		if a.Target != nil {
-			out, err = p.ScrollTo(ctx, a.Target)
-		} else {
-			out, err = p.Scroll(ctx, a.Direction)
-		}
-	case KindPress:
-		out, err = p.Press(ctx, a.Key)
-	case KindHover:
-		out, err = p.Hover(ctx, a.Target)
-	case KindUpload:
-		out, err = p.Upload(ctx, a.Target, a.Text)
-	case KindBack:
-		out, err = p.Back(ctx)
-	case KindWait:
-		out.Effect = Nothing
-		if a.Until != "" {
-			err = p.Wait(ctx, a.Until, 0)
-		} else if !sleep(ctx, a.Delay) {
-			return Outcome{}, ctx.Err()
-		}
-	case KindScreenshot:
-		out.Effect = Nothing
-		if a.File == "" {
-			return out, fmt.Errorf("screenshot: no file to write: a screenshot is a file name in its folder, such as shot.png")
-		}
-		var png []byte
-		if png, err = p.Screenshot(ctx); err == nil {
-			err = safefile.WriteBytes(a.File, png, 0o644) // never through a planted link
-		}
-	default:
-		return Outcome{}, fail(string(a.Kind), "", ErrNotFound, "unknown action: want click, type, select, navigate, scroll, press, hover, upload, back, wait or screenshot")
+	switch {
+	case a.Func != nil:
+		out, err = p.perform(ctx, a)
+	case a.Kind != "":
+		out, err = p.builtin(ctx, a)
 	}
 	if err != nil {
 		return out, err
@@ -69,4 +32,69 @@ func (p *Page) Do(ctx context.Context, a Action) (Outcome, error) {
 		}
 	}
 	return out, nil
+}
+
+// builtin takes one of the package's own kinds of action.
+func (p *Page) builtin(ctx context.Context, a Action) (Outcome, error) {
+	switch a.Kind {
+	case KindClick:
+		return p.Click(ctx, a.Target)
+	case KindType:
+		return p.Type(ctx, a.Target, a.Text, a.Submit)
+	case KindSelect:
+		return p.Select(ctx, a.Target, a.Text)
+	case KindNavigate:
+		return p.Navigate(ctx, a.URL)
+	case KindScroll:
+		if a.Target != nil {
+			return p.ScrollTo(ctx, a.Target)
+		}
+		return p.Scroll(ctx, a.Direction)
+	case KindPress:
+		return p.Press(ctx, a.Key)
+	case KindHover:
+		return p.Hover(ctx, a.Target)
+	case KindUpload:
+		return p.Upload(ctx, a.Target, a.Text)
+	case KindBack:
+		return p.Back(ctx)
+	case KindWait:
+		out := Outcome{Effect: Nothing}
+		if a.Until != "" {
+			return out, p.Wait(ctx, a.Until, 0)
+		}
+		if !sleep(ctx, a.Delay) {
+			return Outcome{}, ctx.Err()
+		}
+		return out, nil
+	case KindScreenshot:
+		out := Outcome{Effect: Nothing}
+		if a.File == "" {
+			return out, fmt.Errorf("screenshot: no file to write: a screenshot is a file name in its folder, such as shot.png")
+		}
+		png, err := p.Screenshot(ctx)
+		if err == nil {
+			err = safefile.WriteBytes(a.File, png, 0o644) // never through a planted link
+		}
+		return out, err
+	}
+	return Outcome{}, fail(string(a.Kind), "", ErrNotFound, "unknown action: want click, type, select, navigate, scroll, press, hover, upload, back, wait or screenshot, or an action of your own (Perform)")
+}
+
+// perform takes an action of the caller's own: on its element when it
+// names one, else on the page, waiting for what it started as the
+// built-ins do.
+func (p *Page) perform(ctx context.Context, a Action) (Outcome, error) {
+	op := string(a.Kind)
+	if a.Target != nil {
+		return p.act(ctx, op, a.Target, a.Func)
+	}
+	var detail string
+	out, err := p.pageAction(ctx, op, "", func(ctx context.Context, _ pageState) (*Outcome, error) {
+		var err error
+		detail, err = a.Func(ctx, 0)
+		return nil, err
+	})
+	out.Detail = p.hide(detail)
+	return out, err
 }

@@ -8,19 +8,9 @@ import (
 	"strings"
 )
 
-// Action kinds.
-const (
-	ActClick    = "click"
-	ActType     = "type"
-	ActSelect   = "select"
-	ActScroll   = "scroll"
-	ActNavigate = "navigate"
-	ActDone     = "done"
-)
-
-// Action is the next thing to do: click an element, type text into it,
-// select an option of it, scroll (up, down, or to it), navigate to a URL,
-// or declare the goal done. It is click-pick's answer, and what the agent
+// Action is the next thing to do: one of the registered actions (click
+// an element, type text into it, press a key, ... or declare the goal
+// done; see Actions). It is click-pick's answer, and what the agent
 // runs, records and shows in later prompts, always written by String.
 type Action struct {
 	Kind string `json:"action"`
@@ -28,14 +18,17 @@ type Action struct {
 	// -1 when the action has none.
 	Index int `json:"index"`
 	// Text is what to type, the option to select, the URL to navigate to,
-	// or the scroll direction (up, down).
+	// the scroll direction (up, down), the key to press, the file to
+	// upload (<file:NAME>): what the action's spec says it is.
 	Text string `json:"text"`
 	// Submit presses Enter after typing, as a person ends a search.
 	Submit bool   `json:"submit"`
 	Reason string `json:"reason"`
 }
 
-// String is the action's one written form, without its reason:
+// String is the action's one written form, without its reason; its
+// action's spec (ActionSpec.Write) writes it, and ParseAction reads it
+// back. The built-ins':
 //
 //	click [3]
 //	type [2] "walnut desk" and submit
@@ -43,33 +36,23 @@ type Action struct {
 //	scroll down
 //	scroll to [7]
 //	navigate "https://shop.example/cart"
+//	press "Escape"
+//	hover [5]
+//	back
+//	wait
+//	upload [4] <file:resume>
 //	done
 //
-// ParseAction reads it back.
+// An action of no registered kind is written so that it parses as none.
 func (a Action) String() string {
-	idx := "[" + strconv.Itoa(a.Index) + "]"
-	switch a.Kind {
-	case ActClick:
-		return "click " + idx
-	case ActType:
-		s := "type " + idx + " " + strconv.Quote(a.Text)
-		if a.Submit {
-			s += " and submit"
-		}
-		return s
-	case ActSelect:
-		return "select " + idx + " " + strconv.Quote(a.Text)
-	case ActScroll:
-		if a.Text == "" {
-			return "scroll to " + idx
-		}
-		return "scroll " + a.Text
-	case ActNavigate:
-		return "navigate " + strconv.Quote(a.Text)
-	case ActDone:
-		return "done"
+	spec, ok := LookupAction(a.Kind)
+	switch {
+	case !ok:
+		return strconv.Quote(a.Kind) + " [" + strconv.Itoa(a.Index) + "] " + strconv.Quote(a.Text)
+	case spec.Write != nil:
+		return spec.Write(a)
 	}
-	return strconv.Quote(a.Kind) + " " + idx + " " + strconv.Quote(a.Text)
+	return writeDefault(spec, a)
 }
 
 // ParseAction reads an action written by String. The reason is not part
@@ -88,42 +71,21 @@ func ParseAction(s string) (Action, error) {
 // scanAction reads an action from the start of s and returns what follows.
 func scanAction(s string) (Action, string, error) {
 	verb, rest, _ := strings.Cut(s, " ")
-	a := Action{Kind: verb, Index: -1}
+	spec, ok := LookupAction(verb)
+	var a Action
 	var err error
-	switch verb {
-	case ActClick:
-		a.Index, rest, err = scanIndex(rest)
-	case ActType, ActSelect:
-		if a.Index, rest, err = scanIndex(rest); err == nil {
-			a.Text, rest, err = scanQuoted(strings.TrimPrefix(rest, " "))
-		}
-		if err == nil && verb == ActType && strings.HasPrefix(rest, " and submit") {
-			a.Submit, rest = true, strings.TrimPrefix(rest, " and submit")
-		}
-	case ActScroll:
-		switch {
-		case strings.HasPrefix(rest, "to "):
-			a.Index, rest, err = scanIndex(rest[3:])
-		case strings.HasPrefix(rest, "up"), strings.HasPrefix(rest, "down"):
-			a.Text, rest, _ = strings.Cut(rest, " ")
-			if rest != "" {
-				rest = " " + rest
-			}
-		default:
-			err = errors.New(`scroll is followed by up, down or "to [index]"`)
-		}
-	case ActNavigate:
-		a.Text, rest, err = scanQuoted(rest)
-	case ActDone:
-		if rest != "" {
-			rest = " " + rest
-		}
-	default:
+	switch {
+	case !ok:
 		err = fmt.Errorf("%q is not an action", verb)
+	case spec.Scan != nil:
+		a, rest, err = spec.Scan(rest)
+	default:
+		a, rest, err = scanDefault(spec, rest)
 	}
 	if err != nil {
 		return Action{}, "", fmt.Errorf("calltypes: reading the action %q: %v", s, err)
 	}
+	a.Kind = verb
 	return a, rest, nil
 }
 

@@ -3,6 +3,7 @@ package calltypes
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"testing"
 )
 
@@ -18,6 +19,11 @@ func TestActionStringRoundTrips(t *testing.T) {
 		{Action{Kind: ActScroll, Index: -1, Text: "down"}, `scroll down`},
 		{Action{Kind: ActScroll, Index: 7}, `scroll to [7]`},
 		{Action{Kind: ActNavigate, Index: -1, Text: "https://shop.example/cart"}, `navigate "https://shop.example/cart"`},
+		{Action{Kind: ActPress, Index: -1, Text: "Ctrl+A"}, `press "Ctrl+A"`},
+		{Action{Kind: ActHover, Index: 5}, `hover [5]`},
+		{Action{Kind: ActBack, Index: -1}, `back`},
+		{Action{Kind: ActWait, Index: -1}, `wait`},
+		{Action{Kind: ActUpload, Index: 4, Text: "<file:resume>"}, `upload [4] <file:resume>`},
 		{Action{Kind: ActDone, Index: -1}, `done`},
 	} {
 		if got := c.a.String(); got != c.want {
@@ -31,7 +37,7 @@ func TestActionStringRoundTrips(t *testing.T) {
 }
 
 func TestParseActionRefuses(t *testing.T) {
-	for _, s := range []string{"", "hover [3]", "click 3", "click [x]", "click [-2]", `type [2] walnut`, "scroll sideways", `navigate "open`, "click [3] extra"} {
+	for _, s := range []string{"", "fly [3]", "hover", "press Escape", "upload [2] resume", "back [2]", "click 3", "click [x]", "click [-2]", `type [2] walnut`, "scroll sideways", `navigate "open`, "click [3] extra"} {
 		if a, err := ParseAction(s); err == nil {
 			t.Errorf("ParseAction(%q) = %+v, want an error", s, a)
 		}
@@ -101,4 +107,62 @@ func TestExamplesDecodeIntoTheirInputs(t *testing.T) {
 	check(ClickPick, new(PickInput))
 	check(YesNo, new(CheckInput))
 	check(Summarize, new(SummaryInput))
+}
+
+func TestRegisterActionRefuses(t *testing.T) {
+	for _, s := range []ActionSpec{
+		{Name: "Click2", Describe: "x"},
+		{Name: "click", Describe: "twice"},
+		{Name: "stamp", Describe: ""},
+		{Name: "stamp", Describe: "one; two"},
+		{Name: "stamp", Describe: "a text", Text: Required},
+		{Name: "stamp", Describe: "x", Write: writeType},
+	} {
+		if err := RegisterAction(s); err == nil {
+			t.Errorf("RegisterAction(%+v) took it", s)
+		}
+	}
+	if _, ok := LookupAction("stamp"); ok {
+		t.Error("a refused action is registered")
+	}
+}
+
+// An action with no written form of its own is its name, [index] and
+// quoted text, each when it takes one.
+func TestDefaultWrittenForm(t *testing.T) {
+	spec := ActionSpec{Name: "stamp", Describe: "an element with a text", Element: Required, Text: Optional, TextIs: "the stamp"}
+	for _, c := range []struct {
+		a    Action
+		want string
+	}{
+		{Action{Kind: "stamp", Index: 3}, `stamp [3]`},
+		{Action{Kind: "stamp", Index: 3, Text: "paid"}, `stamp [3] "paid"`},
+	} {
+		if got := writeDefault(spec, c.a); got != c.want {
+			t.Errorf("writeDefault(%+v) = %s, want %s", c.a, got, c.want)
+		}
+		a, rest, err := scanDefault(spec, strings.TrimPrefix(c.want, "stamp "))
+		if err != nil || rest != "" || a != c.a {
+			t.Errorf("scanDefault(%s) = %+v, %q, %v", c.want, a, rest, err)
+		}
+	}
+	for _, bad := range []string{``, `"paid"`, `[3]x`} {
+		if a, _, err := scanDefault(spec, bad); err == nil {
+			t.Errorf("scanDefault(%q) = %+v, want an error", bad, a)
+		}
+	}
+	if err := spec.validate(Action{Kind: "stamp", Index: -1}); err == nil || !strings.Contains(err.Error(), "needs the index") {
+		t.Errorf("validate without an element: %v", err)
+	}
+}
+
+// A file given bare is named as its placeholder, with no repair asked.
+func TestUploadMendsABareFileName(t *testing.T) {
+	a := Action{Kind: ActUpload, Index: 4, Text: "resume"}
+	if m := mendAction(&a); len(m) != 1 || a.Text != "<file:resume>" || validateAction(a) != nil {
+		t.Errorf("mended %v to %+v", m, a)
+	}
+	if err := validateAction(Action{Kind: ActUpload, Index: 4, Text: "/etc/passwd"}); err == nil {
+		t.Error("an upload of a path passed")
+	}
 }

@@ -3,7 +3,6 @@ package calltypes
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -86,6 +85,7 @@ const pageLines = `The page is its url, title and lines in reading order: "#" a 
 // for low; a config raises them per type. Their user message is their
 // input as sections (Message), the page last.
 func builtins() []Type {
+	acts := Actions()
 	return []Type{
 		{
 			Name: Planning,
@@ -120,13 +120,13 @@ Reply with 1 to %d steps, in order, each one instruction of at most %d character
 			PageTokens:      clickPickPage,
 			System: fmt.Sprintf(`You choose a browser agent's next action toward its goal; step is the plan's current one, from 0.
 %s
-Actions: click an element (a link, button, checkbox, a field to focus); type text into a field (submit presses Enter, as a search wants); select one of a drop-down's options as text; scroll text "up" or "down", or to an element; navigate to the URL in text; done when the goal is met or cannot be met here (reason says which).
+%s
 index is -1 for no element; text at most %d characters, empty when not needed; reason at most %d.`,
-				pageLines, maxPickTextChars, maxPickReason),
+				pageLines, actionsPrompt(acts), maxPickTextChars, maxPickReason),
 			Schema: object(map[string]any{
 				"action": map[string]any{
 					"type": "string",
-					"enum": []any{ActClick, ActType, ActSelect, ActScroll, ActNavigate, ActDone},
+					"enum": enum(acts),
 				},
 				"index": map[string]any{
 					"type":        "integer",
@@ -134,7 +134,7 @@ index is -1 for no element; text at most %d characters, empty when not needed; r
 				},
 				"text": map[string]any{
 					"type":        "string",
-					"description": fmt.Sprintf("what to type, the option to select, the URL to open, or up/down to scroll; at most %d characters; empty when not needed", maxPickTextChars),
+					"description": fmt.Sprintf("%s; at most %d characters; empty when not needed", textMeans(acts), maxPickTextChars),
 				},
 				"submit": map[string]any{
 					"type":        "boolean",
@@ -228,38 +228,15 @@ func validatePlan(p Plan) error {
 	return nil
 }
 
-var actions = []string{ActClick, ActType, ActSelect, ActScroll, ActNavigate, ActDone}
-
+// validateAction checks a pick against its action's spec and the
+// answer's limits.
 func validateAction(a Action) error {
-	if !slices.Contains(actions, a.Kind) {
-		return fmt.Errorf("action %q is not one of %s", a.Kind, strings.Join(actions, ", "))
+	spec, ok := LookupAction(a.Kind)
+	if !ok {
+		return fmt.Errorf("action %q is not one of %s", a.Kind, strings.Join(actionNames(), ", "))
 	}
-	if a.Index < -1 {
-		return fmt.Errorf("index %d is not an element: use an index from the page's elements, or -1 for none", a.Index)
-	}
-	switch a.Kind {
-	case ActClick, ActType, ActSelect:
-		if a.Index < 0 {
-			return fmt.Errorf("%s needs the index of an element from the page's elements", a.Kind)
-		}
-	case ActNavigate, ActDone:
-		if a.Index >= 0 {
-			return fmt.Errorf("%s acts on no element: set index -1", a.Kind)
-		}
-	case ActScroll:
-		if a.Text != "up" && a.Text != "down" && !(a.Text == "" && a.Index >= 0) {
-			return fmt.Errorf(`scroll needs text "up" or "down", or the index of an element to scroll to with empty text; got text %q and index %d`, a.Text, a.Index)
-		}
-	}
-	switch a.Kind {
-	case ActType, ActSelect, ActNavigate:
-		if strings.TrimSpace(a.Text) == "" {
-			what := map[string]string{ActType: "what to type", ActSelect: "the option to select", ActNavigate: "the URL to open"}[a.Kind]
-			return fmt.Errorf("%s needs text: %s", a.Kind, what)
-		}
-	}
-	if a.Submit && a.Kind != ActType {
-		return fmt.Errorf("submit belongs to type; set it false for %s", a.Kind)
+	if err := spec.validate(a); err != nil {
+		return err
 	}
 	if err := limit("text", a.Text, maxPickTextChars); err != nil {
 		return err
@@ -269,22 +246,24 @@ func validateAction(a Action) error {
 
 // mendAction clears what a known action's kind gives no meaning, so that
 // a slip there costs no repair request: submit on anything but type, an
-// index on navigate or done. What the action needs and lacks is left for
-// validateAction to refuse; nothing is guessed.
+// index on an action that takes no element, and what the action's own
+// Mend fixes. What the action needs and lacks is left for validateAction
+// to refuse; nothing is guessed.
 func mendAction(a *Action) []string {
-	if !slices.Contains(actions, a.Kind) {
+	spec, ok := LookupAction(a.Kind)
+	if !ok {
 		return nil
 	}
-	var mends []string
-	if a.Submit && a.Kind != ActType {
-		a.Submit = false
-		mends = append(mends, "submit dropped from "+a.Kind)
+	return spec.mend(a)
+}
+
+// enum is the action names, as the answer schema's enum.
+func enum(specs []ActionSpec) []any {
+	names := make([]any, len(specs))
+	for i, s := range specs {
+		names[i] = s.Name
 	}
-	if a.Index >= 0 && (a.Kind == ActNavigate || a.Kind == ActDone) {
-		mends = append(mends, fmt.Sprintf("index %d dropped from %s", a.Index, a.Kind))
-		a.Index = -1
-	}
-	return mends
+	return names
 }
 
 func validateVerdict(v Verdict) error {

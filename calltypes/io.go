@@ -27,7 +27,10 @@ type PickInput struct {
 	Notes []string `json:"notes,omitempty"`
 	// History is the last few steps taken, newest last.
 	History []Taken `json:"history,omitempty"`
-	Page    Page    `json:"page"`
+	// Files are the files the task declares for upload, each as the
+	// model writes it in an upload's text: <file:NAME>.
+	Files []string `json:"files,omitempty"`
+	Page  Page     `json:"page"`
 }
 
 // CheckInput asks a yes/no question about the page: did the last action

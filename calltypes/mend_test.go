@@ -81,7 +81,7 @@ func TestMendRefusesWhatItCannotFix(t *testing.T) {
 		{`{"action":"click","index":-1,"text":"","submit":true,"reason":""}`, "click needs the index of an element"},
 		{`{"action":"click","text":"","submit":true,"reason":""}`, "field index is missing"},
 		{`{"action":"click","index":null,"text":"","submit":false,"reason":""}`, "field index is null"},
-		{`{"action":"hover","index":3,"text":"","submit":true,"reason":""}`, `action "hover" is not one of`},
+		{`{"action":"fly","index":3,"text":"","submit":true,"reason":""}`, `action "fly" is not one of`},
 		{`{"action":"click","index":"three","text":"","submit":false,"reason":""}`, "field index is a string; it must be a whole number"},
 		{`{"action":"click","index":"3.5","text":"","submit":false,"reason":""}`, "field index is a string; it must be a whole number"},
 		{`{"action":"click","index":"1e2","text":"","submit":false,"reason":""}`, "field index is a string"},

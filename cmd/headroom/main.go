@@ -69,6 +69,7 @@ func commands() []command {
 		{use: "sim", summary: "serve a simulated Azure OpenAI endpoint with Azure's rate limits", args: noArgs, flags: runSim,
 			example: "  headroom sim --serve gpt4o:60000 --serve mini:200000:1200\n  headroom sim --config sim.yaml --refund refund"},
 		{use: "calltypes", summary: "list the call types and their caps", args: noArgs, flags: runCalltypes},
+		{use: "actions", summary: "list the actions a model may pick, as it is told them", args: noArgs, flags: runActions},
 		{use: "call TYPE", summary: "run one call of a call type and print its record", args: exactArgs("TYPE"), flags: runCall, complete: completeCallTypes,
 			example: "  headroom call yes-no --input calltypes/examples/yes-no.json"},
 		{use: "learned", summary: "the learned runs a store holds: ls, show, rm", subs: learnedCommands()},

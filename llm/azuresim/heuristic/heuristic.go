@@ -144,7 +144,7 @@ func (Model) Reply(r azuresim.Request) string {
 	case callClickPick:
 		a := calltypes.Action{Kind: calltypes.ActDone, Index: -1, Reason: unreadable}
 		if in, ok := decodeInput[calltypes.PickInput](msg); ok {
-			a = pick(in)
+			a = pick(in, offeredActions(schemaOf(r.ResponseFormat)))
 		}
 		return fit(r.MaxTokens, &a, shorten(&a.Reason))
 	case callYesNo:

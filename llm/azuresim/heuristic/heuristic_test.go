@@ -717,11 +717,11 @@ func TestHeuristicDeedStillToDo(t *testing.T) {
 	if v := check(calltypes.CheckInput{Question: q, Goal: cartGoal, LastAction: &added, Page: itemPage}); !v.Answer {
 		t.Errorf("after adding: %+v", v)
 	}
-	a := pick(calltypes.PickInput{Goal: cartGoal, Page: itemPage, History: []calltypes.Taken{opened}})
+	a := pick(calltypes.PickInput{Goal: cartGoal, Page: itemPage, History: []calltypes.Taken{opened}}, nil)
 	if a.Kind == "done" {
 		t.Errorf("done before adding: %+v", a)
 	}
-	if a := pick(calltypes.PickInput{Goal: cartGoal, Page: itemPage, History: []calltypes.Taken{opened, added}}); a.Kind != "done" {
+	if a := pick(calltypes.PickInput{Goal: cartGoal, Page: itemPage, History: []calltypes.Taken{opened, added}}, nil); a.Kind != "done" {
 		t.Errorf("not done after adding: %+v", a)
 	}
 }

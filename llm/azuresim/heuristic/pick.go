@@ -453,7 +453,7 @@ func repeats(a calltypes.Action, t calltypes.Taken) bool {
 // Click-pick.
 
 // pick chooses the next action; see Model.
-func pick(in calltypes.PickInput) calltypes.Action {
+func pick(in calltypes.PickInput, offered []string) calltypes.Action {
 	g := readGoal(in.Goal)
 	step := ""
 	if in.Step >= 0 && in.Step < len(in.Plan) {
@@ -466,8 +466,10 @@ func pick(in calltypes.PickInput) calltypes.Action {
 	acted := false
 	for _, h := range in.History {
 		switch h.Action.Kind {
-		case calltypes.ActClick, calltypes.ActType, calltypes.ActSelect:
+		case calltypes.ActClick, calltypes.ActType, calltypes.ActSelect, calltypes.ActUpload:
 			acted = true
+		default:
+			acted = acted || !slices.Contains(stockActions, h.Action.Kind)
 		}
 	}
 	last := calltypes.Taken{Action: calltypes.Action{Index: -1}}
@@ -496,6 +498,12 @@ func pick(in calltypes.PickInput) calltypes.Action {
 	if a, ok := sendSearch(els, last); ok {
 		return a
 	}
+	if a, ok := ownAction(offered, g, els, in.History); ok {
+		return a
+	}
+	if a, ok := uploadFile(els, in.Files, g, in.History); ok {
+		return a
+	}
 	targets := g.targets()
 	send := submitButton(els, fills)
 	type cand struct {
@@ -506,8 +514,8 @@ func pick(in calltypes.PickInput) calltypes.Action {
 	fillScore := 0.0
 	named := false // a field the goal names is still to fill
 	for p, e := range els {
-		if !usable(e) || fills[p].settled || unnamed[e.Index] {
-			continue // nothing to do with it, or another item's
+		if !usable(e) || fills[p].settled || unnamed[e.Index] || isFileInput(e) {
+			continue // nothing to do with it, another item's, or an upload's
 		}
 		s := 0.0
 		for _, w := range elementWords(e) {
@@ -654,7 +662,7 @@ func enough(found, total int) bool { return 10*found >= 6*total }
 // a list of results still to open, not the end.
 func finished(pg calltypes.Page, g goalInfo, goal string, acted bool, last calltypes.Taken) (string, bool) {
 	switch k := last.Action.Kind; {
-	case !acted, k == calltypes.ActType && !last.Action.Submit, k == calltypes.ActSelect:
+	case !acted, k == calltypes.ActType && !last.Action.Submit, k == calltypes.ActSelect, k == calltypes.ActUpload:
 		return "", false
 	}
 	if step := lastDeed(goal); step != "" && !did(step, last, g.targets()) {
