@@ -2,6 +2,7 @@ package agent
 
 import (
 	"fmt"
+	"strconv"
 	"sync"
 
 	"github.com/headroom-agent/headroom/browser"
@@ -96,6 +97,16 @@ func init() {
 		},
 		calltypes.ActUpload: func(s *browser.Snapshot, a calltypes.Action) (browser.Action, error) {
 			return browser.Upload(s.Index(a.Index), browser.FileName(a.Text)), nil
+		},
+		calltypes.ActTab: func(_ *browser.Snapshot, a calltypes.Action) (browser.Action, error) {
+			n, err := strconv.Atoi(a.Text)
+			if err != nil {
+				return browser.Action{}, fmt.Errorf("agent: %s: the tab is a number", a)
+			}
+			return browser.SwitchTab(n), nil
+		},
+		calltypes.ActCloseTab: func(*browser.Snapshot, calltypes.Action) (browser.Action, error) {
+			return browser.CloseTab(), nil
 		},
 	} {
 		bindAction(name, do)

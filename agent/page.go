@@ -1,7 +1,10 @@
 package agent
 
 import (
+	"cmp"
+	"fmt"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/headroom-agent/headroom/browser"
@@ -29,6 +32,12 @@ func PageOf(s *browser.Snapshot) calltypes.Page {
 	// however the page is cut, so only the last few of each.
 	notes := lastNotes(len(s.Dialogs), "dialog", func(i int) string { return s.Dialogs[i].String() })
 	notes = append(notes, lastNotes(len(s.Downloads), "download", func(i int) string { return downloadNote(s.Downloads[i]) })...)
+	if n := tabsNote(s.Tabs); n != "" {
+		notes = append(notes, n)
+	}
+	for _, u := range s.RefusedFrames {
+		notes = append(notes, "a frame from "+clip(u, maxNameRunes)+" was refused, not read: outside the allowed domains")
+	}
 	for _, n := range notes {
 		p.Lines = append(p.Lines, calltypes.Line{Note: true, Text: n, Top: s.Viewport[0], Bottom: s.Viewport[0]})
 	}
@@ -160,4 +169,20 @@ func clip(s string, n int) string {
 		return s
 	}
 	return string(r[:n-1]) + "…"
+}
+
+// tabsNote names the open tabs, when there are several, and which one
+// the page is: tab 1 "Orders" · tab 2 "Order 7 details" (this page).
+func tabsNote(tabs []browser.Tab) string {
+	if len(tabs) < 2 {
+		return ""
+	}
+	parts := make([]string, len(tabs))
+	for i, t := range tabs {
+		parts[i] = fmt.Sprintf("tab %d %s", t.Number, strconv.Quote(clip(cmp.Or(t.Title, pathOf(t.URL)), maxNameRunes)))
+		if t.Current {
+			parts[i] += " (this page)"
+		}
+	}
+	return "open tabs: " + strings.Join(parts, " · ")
 }

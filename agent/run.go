@@ -429,7 +429,7 @@ func (r *runner) outcome(o browser.Outcome, err error) string {
 		}
 		return s
 	}
-	s := o.String()
+	s := string(o.Effect)
 	if o.Effect == browser.Navigated && o.URL != "" {
 		u := o.URL
 		if start, err := url.Parse(r.t.StartURL); err == nil {
@@ -440,7 +440,9 @@ func (r *runner) outcome(o browser.Outcome, err error) string {
 		}
 		s += " to " + u
 	}
-	return s
+	// Then what the outcome says beyond its effect: its detail (opened
+	// in a new tab), its dialogs and downloads.
+	return s + strings.TrimPrefix(o.String(), string(o.Effect))
 }
 
 func verdict(v calltypes.Verdict) string {

@@ -126,6 +126,11 @@ func callerFor(ctx context.Context, t *Task, o TaskOptions) (c *llm.Caller, clos
 	return c, c.Close, nil
 }
 
+// DefaultTabs is how many tabs a task's run may have open at once: a
+// page and a popup or two it opens (a sign-in, a document), each followed
+// inside the fence; a page that opens more has them closed.
+const DefaultTabs = 4
+
 // DownloadsDir is the folder, under the output folder, that the pages'
 // downloads are saved in.
 const DownloadsDir = "downloads"
@@ -143,6 +148,9 @@ func openBrowser(ctx context.Context, t *Task, o TaskOptions) (*browser.Page, *r
 	}
 	if bo.Files, err = t.BrowserFiles(); err != nil {
 		return nil, nil, err
+	}
+	if bo.Tabs == 0 {
+		bo.Tabs = DefaultTabs
 	}
 	if path := cmp.Or(o.StorageState, t.StorageState); path != "" {
 		if bo.StorageState, err = browser.LoadStorageState(path); err != nil {

@@ -257,7 +257,7 @@ func stand(s browser.Step) browser.Step {
 		Click: x(s.Click), Type: x(s.Type), Text: x(s.Text), Submit: s.Submit,
 		Select: x(s.Select), Option: x(s.Option), Navigate: x(s.Navigate),
 		Scroll: x(s.Scroll), Press: cut(s.Press), Hover: x(s.Hover), Upload: x(s.Upload), File: cut(s.File),
-		Back: s.Back, Wait: cut(s.Wait),
+		Back: s.Back, Tab: s.Tab, CloseTab: s.CloseTab, Wait: cut(s.Wait),
 		Screenshot: shot, Expect: x(s.Expect),
 	}
 }

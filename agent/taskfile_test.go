@@ -55,6 +55,8 @@ func TestLoadTaskReadsEveryField(t *testing.T) {
 			{Step: browser.Step{Hover: "#menu"}},
 			{Step: browser.Step{Upload: "#resume", File: "resume"}},
 			{Step: browser.Step{Back: true}},
+			{Step: browser.Step{Tab: 2}},
+			{Step: browser.Step{CloseTab: true}},
 			{Step: browser.Step{Click: "//a[contains(., 'Walnut')]", Expect: "In stock"}},
 			{Step: browser.Step{Screenshot: "desk.png"}},
 			{Agent: "open the cheapest desk"},

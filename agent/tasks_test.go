@@ -62,6 +62,12 @@ var taskWants = map[string]struct {
 	"orders-report-december": {[]agent.Status{agent.Succeeded}, `December,412`, `^click \[\d+\] on link "Download the orders report \(CSV\)"$`},
 	"orders-upload":          {[]agent.Status{agent.Succeeded}, ``, `^click \[\d+\] on button "Send the invoice"$`},
 	"orders-report":          {[]agent.Status{agent.Succeeded}, ``, `^click \[\d+\] on link "Download the orders report \(CSV\)"$`},
+	// The model uploads the declared file by name; the sign-in popup is
+	// followed and, once it closes itself, its opener.
+	"orders-attach": {[]agent.Status{agent.Succeeded}, ``, `^upload \[\d+\] <file:invoice> on button "Invoice file"$`},
+	"orders-signin": {[]agent.Status{agent.Succeeded}, `Signed in as ada`, `^click \[\d+\] on button "Sign in"$`},
+	// The card form is a frame from another host, read in place.
+	"orders-pay": {[]agent.Status{agent.Succeeded}, `Order 7 is paid`, `^type \[\d+\] "4242 4242 4242 4242" on textbox "Card number"$`},
 	// The answer names the first walnut piece, the one added.
 	"catalogue-walnut-cart": {[]agent.Status{agent.Succeeded}, `^Walnut dresser .*330 EUR Added$`, `^click \[\d+\] on button "Add to cart" in "Walnut dresser"$`},
 }

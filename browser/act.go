@@ -30,7 +30,9 @@ func (p *Page) act(ctx context.Context, op string, t Target, fn func(ctx context
 		detail, err = fn(ctx, id)
 		return nil, err
 	})
-	out.Detail = p.hide(detail)
+	if detail != "" {
+		out.Detail = p.hide(detail)
+	}
 	return out, err
 }
 
@@ -39,7 +41,7 @@ func (p *Page) act(ctx context.Context, op string, t Target, fn func(ctx context
 // the action there, with nothing to wait for.
 func (p *Page) pageAction(ctx context.Context, op, target string, fn func(ctx context.Context, before pageState) (*Outcome, error)) (Outcome, error) {
 	var out Outcome
-	asked, began := p.dialogCount(), p.downloadCount()
+	asked, began, opened, on := p.dialogCount(), p.downloadCount(), p.tabCount(), p.tab()
 	err := p.do(ctx, op, target, p.opts.ActionTimeout+p.opts.LoadTimeout, func(ctx context.Context) error {
 		before, at := p.mark(ctx)
 		done, err := fn(ctx, before)
@@ -52,10 +54,33 @@ func (p *Page) pageAction(ctx context.Context, op, target string, fn func(ctx co
 		out, err = p.settle(ctx, before, at)
 		return err
 	})
+	out, err = p.afterTabs(ctx, on, opened, out, err)
 	out.Dialogs = p.dialogsSince(asked)
 	out.Downloads = p.downloadsSince(ctx, began, time.Now().Add(p.opts.ActionTimeout))
 	p.afterStep(ctx, op, err)
 	return out, err
+}
+
+// afterTabs moves the run to the tab an action opened, as a person's eyes
+// follow a popup, or back to the opener of a tab that closed itself
+// during it; either is the action's outcome, a navigation.
+func (p *Page) afterTabs(ctx context.Context, on *tab, opened int, out Outcome, err error) (Outcome, error) {
+	if p.closedNow(on) {
+		return p.nowOn(ctx, "the tab closed itself; back on the tab that opened it")
+	}
+	if err != nil || !p.following() {
+		return out, err
+	}
+	t := p.tabsSince(opened, p.opts.ActionTimeout)
+	if t == nil || t.gone.Load() {
+		return out, err
+	}
+	p.cur.Store(t)
+	_ = p.do(ctx, "tab", "", p.opts.LoadTimeout+time.Second, func(ctx context.Context) error {
+		p.waitLoad(ctx, p.opts.LoadTimeout) // a tab still loading is read as it stands
+		return nil
+	})
+	return p.nowOn(ctx, "opened in a new tab")
 }
 
 // marks are the counts an action's outcome is read against: the tab's
@@ -70,7 +95,7 @@ type marks struct {
 // mark notes the page's state before an action, and begins the epoch
 // of timers the action's outcome waits for (timerWatchJS).
 func (p *Page) mark(ctx context.Context) (pageState, marks) {
-	return readState(ctx, markJS), marks{p.net.navCount(), p.blockedDocCount(), p.missedDocCount(), p.net.activity()}
+	return readState(ctx, markJS), marks{p.tab().net.navCount(), p.blockedDocCount(), p.missedDocCount(), p.tab().net.activity()}
 }
 
 // errNoTarget is an element action given no element, as an Action built
@@ -178,11 +203,15 @@ func (p *Page) pointAt(ctx context.Context, id cdp.BackendNodeID) (float64, floa
 // coordinates, would reach instead of this one: "" when it reaches this
 // one (or what is inside it, an icon in a button, or a label for it). It
 // asks the element's own document, past the frames it is in and into
-// open shadow roots, as the click itself will be.
+// open shadow roots, as the click itself will be. In a frame of another
+// origin than its parent it cannot place the point (the frame's element is
+// not its document's to read), so it tells nothing and the click goes on.
 const coverJS = `function(x, y) {
   const doc = this.ownerDocument;
-  for (let w = doc.defaultView; w && w.frameElement; w = w.parent) {
-    const f = w.frameElement, r = f.getBoundingClientRect();
+  for (let w = doc.defaultView; w && w !== w.top; w = w.parent) {
+    const f = w.frameElement;
+    if (!f) return '';
+    const r = f.getBoundingClientRect();
     x -= r.left + f.clientLeft; y -= r.top + f.clientTop;
   }
   let h = doc.elementFromPoint(x, y);
@@ -424,7 +453,7 @@ func (p *Page) Navigate(ctx context.Context, rawURL string) (Outcome, error) {
 			}
 			return nil, loadError(err, lctx, p.opts.LoadTimeout)
 		}
-		if why := p.net.unreachableDoc(); why != "" {
+		if why := p.tab().net.unreachableDoc(); why != "" {
 			// Through the fence, a host that did not answer is the fence's
 			// page, not a browser's error: the same failure all the same.
 			return nil, &Error{Kind: ErrLoad, Detail: why}
@@ -500,14 +529,20 @@ func (p *Page) Extract(ctx context.Context, t Target) (string, error) {
 	return p.hide(text), named(err, "extract", t.String())
 }
 
-// ExtractPage returns the whole page's rendered text, each secret's value
-// shown as its placeholder.
+// ExtractPage returns the whole page's rendered text, its frames' after
+// it (of any origin it was allowed), each secret's value shown as its
+// placeholder.
 func (p *Page) ExtractPage(ctx context.Context) (string, error) {
 	var text string
 	err := p.do(ctx, "extract", "page", p.opts.ActionTimeout, func(ctx context.Context) error {
 		var err error
-		text, err = chromedp.Run(ctx, chromedp.Evaluate[string]("document.body ? document.body.innerText : ''"))
-		return err
+		if text, err = chromedp.Run(ctx, chromedp.Evaluate[string]("document.body ? document.body.innerText : ''")); err != nil {
+			return err
+		}
+		if more := framesText(ctx); more != "" {
+			text += "\n" + more
+		}
+		return nil
 	})
 	return strings.TrimSpace(p.hide(text)), err
 }

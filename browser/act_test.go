@@ -205,7 +205,7 @@ func TestWaitsAreBounded(t *testing.T) {
 		}
 	}
 	// A clock that rewrites the page every 20 ms, and a request that never ends.
-	if _, err := chromedp.Run(p.ctx, chromedp.Evaluate[bool](`
+	if _, err := chromedp.Run(p.first.ctx, chromedp.Evaluate[bool](`
 		setInterval(() => { document.getElementById('rv').textContent = String(performance.now()); }, 20);
 		fetch('/slow'); true`)); err != nil {
 		t.Fatal(err)

@@ -24,6 +24,8 @@ const (
 	KindBack       Kind = "back"
 	KindWait       Kind = "wait"
 	KindScreenshot Kind = "screenshot"
+	KindTab        Kind = "tab"       // switch to the open tab numbered Tab
+	KindCloseTab   Kind = "close-tab" // close the current tab, back to its opener
 )
 
 // Action is one thing a person does on a page, as a value: a scripted
@@ -41,6 +43,7 @@ type Action struct {
 	Until     WaitFor       // the condition to wait for; when empty, a wait pauses for Delay
 	Delay     time.Duration // how long a wait pauses
 	File      string        // where a screenshot's PNG goes
+	Tab       int           // the tab to switch to, from 1
 	// Func, when set, is what the action does: an action of the
 	// caller's own (Perform), whatever its Kind.
 	Func Func
@@ -105,6 +108,14 @@ func Wait(until WaitFor) Action { return Action{Kind: KindWait, Until: until} }
 // Pause waits for a fixed time, for pages that give nothing to wait on.
 func Pause(d time.Duration) Action { return Action{Kind: KindWait, Delay: d} }
 
+// SwitchTab makes the open tab numbered n (from 1, as Page.Tabs numbers
+// them) the current one.
+func SwitchTab(n int) Action { return Action{Kind: KindTab, Tab: n} }
+
+// CloseTab closes the current tab, a tab the page opened, and goes back to
+// the one that opened it.
+func CloseTab() Action { return Action{Kind: KindCloseTab} }
+
 // SaveScreenshot writes a PNG of the viewport to file.
 func SaveScreenshot(file string) Action { return Action{Kind: KindScreenshot, File: file} }
 
@@ -165,6 +176,10 @@ func (a Action) say(name func(Target) string) string {
 		}
 	case KindScreenshot:
 		s = "screenshot " + a.File
+	case KindTab:
+		s = fmt.Sprintf("switch to tab %d", a.Tab)
+	case KindCloseTab:
+		s = "close the tab"
 	default:
 		s = string(a.Kind)
 		if a.Target != nil {

@@ -47,7 +47,7 @@ func BenchmarkObserve(b *testing.B) {
 			if _, err := p.Walk(ctx, StartURL(a), Actions(steps(b, pg.har)[:pg.steps], b.TempDir())...); err != nil {
 				b.Fatal(err)
 			}
-			html, err := chromedp.Run(p.ctx, chromedp.Evaluate[string]("document.documentElement.outerHTML"))
+			html, err := chromedp.Run(p.first.ctx, chromedp.Evaluate[string]("document.documentElement.outerHTML"))
 			if err != nil {
 				b.Fatal(err)
 			}

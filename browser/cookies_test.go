@@ -176,7 +176,7 @@ func TestStorageStateCookiesFollowChromesRules(t *testing.T) {
 		if tc.c.Expires > 0 {
 			cp.Expires = cdp.TimeSinceEpoch(tc.c.Expires)
 		}
-		_, chromeErr := chromedp.Call(p.ctx, network.SetCookies, network.SetCookiesParams{Cookies: []*network.CookieParam{cp}})
+		_, chromeErr := chromedp.Call(p.first.ctx, network.SetCookies, network.SetCookiesParams{Cookies: []*network.CookieParam{cp}})
 		if (chromeErr == nil) != tc.takes {
 			t.Errorf("%s: Chrome says %v; the table says it takes it: %v", tc.what, chromeErr, tc.takes)
 		}

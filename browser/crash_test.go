@@ -58,7 +58,7 @@ func TestCrashDuringWait(t *testing.T) {
 	ctx := ctxT(t)
 	mustAct(t, Navigated)(p.Navigate(ctx, s.URL+"/shop/index.html"))
 	// A request that never ends keeps the network from going quiet.
-	if _, err := chromedp.Run(p.ctx, chromedp.Evaluate[any](`fetch('/slow'); 1`)); err != nil {
+	if _, err := chromedp.Run(p.first.ctx, chromedp.Evaluate[any](`fetch('/slow'); 1`)); err != nil {
 		t.Fatal(err)
 	}
 	killDuring(t, p, 700*time.Millisecond, func(ctx context.Context) error {
@@ -73,7 +73,7 @@ func TestCrashDuringDOMWait(t *testing.T) {
 	ctx := ctxT(t)
 	mustAct(t, Navigated)(p.Navigate(ctx, s.URL+"/shop/index.html"))
 	// A page that changes all the time never holds still.
-	if _, err := chromedp.Run(p.ctx, chromedp.Evaluate[any](`setInterval(() => { document.title = String(Math.random()); document.body.dataset.n = String(Math.random()); }, 20); 1`)); err != nil {
+	if _, err := chromedp.Run(p.first.ctx, chromedp.Evaluate[any](`setInterval(() => { document.title = String(Math.random()); document.body.dataset.n = String(Math.random()); }, 20); 1`)); err != nil {
 		t.Fatal(err)
 	}
 	killDuring(t, p, 700*time.Millisecond, func(ctx context.Context) error {
@@ -89,7 +89,7 @@ func TestCrashDuringClickSettle(t *testing.T) {
 	p := open(t, Options{LoadTimeout: 30 * time.Second})
 	ctx := ctxT(t)
 	mustAct(t, Navigated)(p.Navigate(ctx, s.URL+"/shop/index.html"))
-	if _, err := chromedp.Run(p.ctx, chromedp.Evaluate[any](`{ const a = document.createElement('a'); a.id = 'to-slow'; a.href = '/slow'; a.textContent = 'slow'; document.body.prepend(a); } 1`)); err != nil {
+	if _, err := chromedp.Run(p.first.ctx, chromedp.Evaluate[any](`{ const a = document.createElement('a'); a.id = 'to-slow'; a.href = '/slow'; a.textContent = 'slow'; document.body.prepend(a); } 1`)); err != nil {
 		t.Fatal(err)
 	}
 	killDuring(t, p, 700*time.Millisecond, func(ctx context.Context) error {

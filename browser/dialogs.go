@@ -86,7 +86,7 @@ func clipDialog(s string) string {
 
 // answerDialog answers a dialog as the policy says and notes it. It runs
 // off the tab's event loop, where the answer's reply arrives.
-func (p *Page) answerDialog(e *page.EventJavascriptDialogOpening) {
+func (p *Page) answerDialog(t *tab, e *page.EventJavascriptDialogOpening) {
 	accept := p.opts.Dialogs != DismissDialogs || e.Type == page.DialogTypeAlert
 	d := Dialog{Kind: string(e.Type), Accepted: accept}
 	d.Message = redact.Text(p.hideOn(hostOf(e.URL), e.Message))
@@ -100,7 +100,7 @@ func (p *Page) answerDialog(e *page.EventJavascriptDialogOpening) {
 		p.dialogs = append(p.dialogs, d)
 	}
 	p.mu.Unlock()
-	if _, err := chromedp.Call(p.ctx, page.HandleJavaScriptDialog, answer); err != nil {
+	if _, err := chromedp.Call(t.ctx, page.HandleJavaScriptDialog, answer); err != nil {
 		p.opts.Logf("answering the page's %s: %v", e.Type, err)
 		return
 	}

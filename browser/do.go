@@ -58,6 +58,10 @@ func (p *Page) builtin(ctx context.Context, a Action) (Outcome, error) {
 		return p.Upload(ctx, a.Target, a.Text)
 	case KindBack:
 		return p.Back(ctx)
+	case KindTab:
+		return p.SwitchTab(ctx, a.Tab)
+	case KindCloseTab:
+		return p.CloseTab(ctx)
 	case KindWait:
 		out := Outcome{Effect: Nothing}
 		if a.Until != "" {
@@ -78,7 +82,7 @@ func (p *Page) builtin(ctx context.Context, a Action) (Outcome, error) {
 		}
 		return out, err
 	}
-	return Outcome{}, fail(string(a.Kind), "", ErrNotFound, "unknown action: want click, type, select, navigate, scroll, press, hover, upload, back, wait or screenshot, or an action of your own (Perform)")
+	return Outcome{}, fail(string(a.Kind), "", ErrNotFound, "unknown action: want click, type, select, navigate, scroll, press, hover, upload, back, wait, screenshot, tab or close-tab, or an action of your own (Perform)")
 }
 
 // perform takes an action of the caller's own: on its element when it
@@ -95,6 +99,8 @@ func (p *Page) perform(ctx context.Context, a Action) (Outcome, error) {
 		detail, err = a.Func(ctx, 0)
 		return nil, err
 	})
-	out.Detail = p.hide(detail)
+	if detail != "" {
+		out.Detail = p.hide(detail)
+	}
 	return out, err
 }

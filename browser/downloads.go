@@ -99,7 +99,7 @@ func (p *Page) downloadDir() (string, error) {
 // growing (cancelled past the bound), whole (renamed to its name). Each
 // wakes whatever waits on the tab's events (downloadsSince).
 func (p *Page) onDownload(ev any) {
-	defer p.net.observe(ev)
+	defer p.tab().net.observe(ev)
 	switch e := ev.(type) {
 	case *cdpbrowser.EventDownloadWillBegin:
 		d := &Download{URL: p.shownURL(e.URL), Name: p.hide(safeFileName(e.SuggestedFilename)), guid: e.GUID}
@@ -174,10 +174,10 @@ func (p *Page) downloadOf(guid string) *Download {
 // was written.
 func (p *Page) cancelDownload(guid string) {
 	params := cdpbrowser.CancelDownloadParams{GUID: guid}
-	if c := chromedp.FromContext(p.ctx); c != nil {
+	if c := chromedp.FromContext(p.first.ctx); c != nil {
 		params.BrowserContextID = c.BrowserContextID
 	}
-	_, _ = chromedp.CallBrowser(p.ctx, cdpbrowser.CancelDownload, params)
+	_, _ = chromedp.CallBrowser(p.first.ctx, cdpbrowser.CancelDownload, params)
 	_ = os.Remove(filepath.Join(p.opts.DownloadDir, guid))
 }
 
@@ -265,7 +265,7 @@ func (p *Page) downloadCount() int {
 // first n to end, and returns them as they stand.
 func (p *Page) downloadsSince(ctx context.Context, n int, deadline time.Time) []Download {
 	for {
-		next := p.net.changed()
+		next := p.tab().net.changed()
 		p.mu.Lock()
 		var out []Download
 		pending := false

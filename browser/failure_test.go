@@ -334,7 +334,7 @@ func TestWebSocketsStayInside(t *testing.T) {
 		p := open(t, c.o)
 		mustAct(t, Navigated)(p.Navigate(ctxT(t), c.url))
 		js := fmt.Sprintf("try { new WebSocket('ws://%s:%d/'); } catch (e) {} true", c.host, port)
-		if _, err := chromedp.Run(p.ctx, chromedp.Evaluate[bool](js)); err != nil {
+		if _, err := chromedp.Run(p.first.ctx, chromedp.Evaluate[bool](js)); err != nil {
 			t.Fatal(err)
 		}
 		time.Sleep(time.Second)

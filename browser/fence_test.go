@@ -74,6 +74,21 @@ func TestHostilePagesReachNoOtherHost(t *testing.T) {
 			t.Errorf("live: no closed tab for %s among %v", want, tabs)
 		}
 	}
+
+	// Tabs followed, frames read: the tabs on the inside host are kept,
+	// the others closed, and still nothing reaches the outside.
+	following := open(t, Options{AllowedDomains: allow, Tabs: 4})
+	visit(t, following, c, pages)
+	reachedNothing(t, c, "live, tabs followed")
+	tabs = following.ClosedTabs()
+	for _, want := range []string{"/popup", "/blank-tab"} {
+		if !slices.ContainsFunc(tabs, func(u string) bool { return strings.Contains(u, want) }) {
+			t.Errorf("live, tabs followed: no closed tab for %s among %v", want, tabs)
+		}
+	}
+	if slices.ContainsFunc(tabs, func(u string) bool { return strings.Contains(u, "/sub/allowed.html") }) {
+		t.Errorf("live, tabs followed: the inside host's tab was closed: %v", tabs)
+	}
 }
 
 // TestHostilePagesRecordedAndReplayedReachNoOtherHost records the corpus

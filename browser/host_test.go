@@ -31,7 +31,7 @@ func TestCheckHostReadsHostsAsChromeDoes(t *testing.T) {
 		t.Fatal(err)
 	}
 	js := fmt.Sprintf(`JSON.stringify(%s.map(h => { try { return new URL('http://' + h + '/').hostname } catch (e) { return '' } }))`, list)
-	out, err := chromedp.Run(p.ctx, chromedp.Evaluate[string](js))
+	out, err := chromedp.Run(p.first.ctx, chromedp.Evaluate[string](js))
 	if err != nil {
 		t.Fatal(err)
 	}

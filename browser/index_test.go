@@ -31,7 +31,7 @@ func TestAnIndexBelongsToItsSnapshot(t *testing.T) {
 
 	t.Run("observing again does not move it", func(t *testing.T) {
 		// A field added above shifts every index in the next snapshot.
-		if _, err := chromedp.Run(p.ctx, chromedp.Evaluate[bool](`
+		if _, err := chromedp.Run(p.first.ctx, chromedp.Evaluate[bool](`
 			const i = document.createElement('input'); i.id = 'extra'; i.setAttribute('aria-label', 'Added later');
 			document.body.prepend(i); true`)); err != nil {
 			t.Fatal(err)

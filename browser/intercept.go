@@ -23,9 +23,9 @@ type pending struct {
 
 // intercept answers one paused request. Every path ends in exactly one of
 // continue, fulfil or fail: an unanswered request hangs the page.
-func (p *Page) intercept(ev fetch.EventRequestPaused) {
+func (p *Page) intercept(t *tab, ev fetch.EventRequestPaused) {
 	if ev.ResponseStatusCode != 0 || ev.ResponseErrorReason != "" {
-		p.recordResponse(ev)
+		p.recordResponse(t, ev)
 		return
 	}
 	// A value the HAR would redact in this request's URL is scrubbed from
@@ -36,8 +36,11 @@ func (p *Page) intercept(ev fetch.EventRequestPaused) {
 		doc := ev.ResourceType == network.ResourceTypeDocument
 		p.mu.Lock()
 		p.blocked = append(p.blocked, u)
-		if doc && string(ev.FrameID) == string(p.targetID) { // a tab's main frame shares its target's id
+		if doc && string(ev.FrameID) == string(t.id) { // a tab's main frame shares its target's id
 			p.blockedDocs = append(p.blockedDocs, u)
+		}
+		if doc && string(ev.FrameID) != string(t.id) {
+			t.net.frameRefused(u)
 		}
 		p.mu.Unlock()
 		p.opts.Logf("blocked %s %s: outside the allowed domains", ev.Request.Method, u)
@@ -45,33 +48,33 @@ func (p *Page) intercept(ev fetch.EventRequestPaused) {
 			// An aborted navigation leaves the document where it was; a
 			// blocked one would replace it with an error page, and going
 			// back from there runs the page that navigated again.
-			p.failRequest(ev.RequestID, network.ErrorReasonAborted)
+			p.failRequest(t, ev.RequestID, network.ErrorReasonAborted)
 			return
 		}
-		p.failRequest(ev.RequestID, network.ErrorReasonBlockedByClient)
+		p.failRequest(t, ev.RequestID, network.ErrorReasonBlockedByClient)
 		return
 	}
 	switch {
 	case p.opts.Replay != nil:
-		p.replay(ev)
+		p.replay(t, ev)
 	case p.opts.Record != nil:
 		p.pending.Store(ev.RequestID, pending{seq: p.seq.Add(1), started: time.Now(), req: ev.Request})
-		_, _ = chromedp.Call(p.ctx, fetch.ContinueRequest, fetch.ContinueRequestParams{RequestID: ev.RequestID, InterceptResponse: new(true)})
+		_, _ = chromedp.Call(t.ctx, fetch.ContinueRequest, fetch.ContinueRequestParams{RequestID: ev.RequestID, InterceptResponse: new(true)})
 	default:
-		_, _ = chromedp.Call(p.ctx, fetch.ContinueRequest, fetch.ContinueRequestParams{RequestID: ev.RequestID})
+		_, _ = chromedp.Call(t.ctx, fetch.ContinueRequest, fetch.ContinueRequestParams{RequestID: ev.RequestID})
 	}
 }
 
-func (p *Page) failRequest(id fetch.RequestID, why network.ErrorReason) {
-	_, _ = chromedp.Call(p.ctx, fetch.FailRequest, fetch.FailRequestParams{RequestID: id, ErrorReason: why})
+func (p *Page) failRequest(t *tab, id fetch.RequestID, why network.ErrorReason) {
+	_, _ = chromedp.Call(t.ctx, fetch.FailRequest, fetch.FailRequestParams{RequestID: id, ErrorReason: why})
 }
 
 // replay fulfils a request from the archive, or fails it as a miss.
-func (p *Page) replay(ev fetch.EventRequestPaused) {
+func (p *Page) replay(t *tab, ev fetch.EventRequestPaused) {
 	req := replay.Request{Method: ev.Request.Method, URL: ev.Request.URL, Body: postData(ev.Request), Headers: headerStrings(ev.Request.Headers)}
 	m, ok := p.opts.Replay.Match(req)
 	if !ok {
-		p.replayMiss(ev, req)
+		p.replayMiss(t, ev, req)
 		return
 	}
 	if m.Fuzzy {
@@ -96,9 +99,9 @@ func (p *Page) replay(ev fetch.EventRequestPaused) {
 	if params.ResponsePhrase == "" {
 		params.ResponsePhrase = http.StatusText(int(params.ResponseCode))
 	}
-	if _, err := chromedp.Call(p.ctx, fetch.FulfillRequest, params); err != nil {
+	if _, err := chromedp.Call(t.ctx, fetch.FulfillRequest, params); err != nil {
 		p.opts.Logf("replay: fulfilling %s: %v", safeURL(req.URL), err)
-		p.failRequest(ev.RequestID, network.ErrorReasonFailed)
+		p.failRequest(t, ev.RequestID, network.ErrorReasonFailed)
 	}
 }
 
@@ -106,10 +109,10 @@ func (p *Page) replay(ev fetch.EventRequestPaused) {
 // navigation of the tab's own frame is aborted, as a refused one is, so
 // the page stays where it was; the action that caused it fails with
 // ErrNotRecorded. Anything else fails as if offline.
-func (p *Page) replayMiss(ev fetch.EventRequestPaused, req replay.Request) {
+func (p *Page) replayMiss(t *tab, ev fetch.EventRequestPaused, req replay.Request) {
 	u := safeURL(req.URL)
 	asked := strings.ToUpper(req.Method) + " " + u
-	doc := ev.ResourceType == network.ResourceTypeDocument && string(ev.FrameID) == string(p.targetID)
+	doc := ev.ResourceType == network.ResourceTypeDocument && string(ev.FrameID) == string(t.id)
 	note := p.missNote(req.Method, u, doc)
 	if doc {
 		p.mu.Lock()
@@ -120,10 +123,10 @@ func (p *Page) replayMiss(ev fetch.EventRequestPaused, req replay.Request) {
 		p.opts.Warnf("replay miss: %s is not in %s", asked, note)
 	}
 	if doc {
-		p.failRequest(ev.RequestID, network.ErrorReasonAborted)
+		p.failRequest(t, ev.RequestID, network.ErrorReasonAborted)
 		return
 	}
-	p.failRequest(ev.RequestID, network.ErrorReasonInternetDisconnected)
+	p.failRequest(t, ev.RequestID, network.ErrorReasonInternetDisconnected)
 }
 
 // shownRequest is a request for a message: its URL, after its method
@@ -201,9 +204,9 @@ func (p *Page) missedDocSince(n int) error {
 
 // recordResponse captures a response at the response stage, then lets it
 // through unchanged.
-func (p *Page) recordResponse(ev fetch.EventRequestPaused) {
+func (p *Page) recordResponse(t *tab, ev fetch.EventRequestPaused) {
 	defer func() {
-		_, _ = chromedp.Call(p.ctx, fetch.ContinueResponse, fetch.ContinueResponseParams{RequestID: ev.RequestID})
+		_, _ = chromedp.Call(t.ctx, fetch.ContinueResponse, fetch.ContinueResponseParams{RequestID: ev.RequestID})
 	}()
 	v, ok := p.pending.LoadAndDelete(ev.RequestID)
 	if !ok || ev.ResponseErrorReason != "" {
@@ -224,7 +227,7 @@ func (p *Page) recordResponse(ev fetch.EventRequestPaused) {
 		x.ResponseHeaders = append(x.ResponseHeaders, replay.Header{Name: h.Name, Value: h.Value})
 	}
 	if !isRedirect(x.Status) {
-		body, err := chromedp.Call(p.ctx, fetch.GetResponseBody, fetch.GetResponseBodyParams{RequestID: ev.RequestID})
+		body, err := chromedp.Call(t.ctx, fetch.GetResponseBody, fetch.GetResponseBodyParams{RequestID: ev.RequestID})
 		if err != nil {
 			p.opts.Logf("record: no body for %s: %v", safeURL(x.URL), err)
 		} else {

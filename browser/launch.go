@@ -73,7 +73,14 @@ func launchFlags(execPath string, o Options, sink *fence) []chromedp.ExecAllocat
 		// updates, network time) would only meet the fence of a confined
 		// run, and cost time and a connection in any other.
 		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-features", "Translate,BlinkGenPropertyTrees,OptimizationHints,OptimizationHintsFetching,"+
+		// Frames of other sites in the page's own process (no
+		// site-per-process isolation, as chromedp's defaults have it): one
+		// snapshot reads them in place, their elements indexed with the
+		// rest and acted on in the one tab; the fence still decides which
+		// hosts a frame may load from, and a secret is typed only into a
+		// frame of its own host (by the frame tree, not the page's word).
+		chromedp.Flag("disable-site-isolation-trials", true),
+		chromedp.Flag("disable-features", "site-per-process,IsolateOrigins,Translate,BlinkGenPropertyTrees,OptimizationHints,OptimizationHintsFetching,"+
 			"OptimizationGuideModelDownloading,OptimizationTargetPrediction,NetworkTimeServiceQuerying,MediaRouter,"+
 			"DialMediaRouteProvider,AutofillServerCommunication,CertificateTransparencyComponentUpdater,"+
 			"PrivacySandboxSettings4,SafeBrowsing,InterestFeedContentSuggestions,AccountConsistency,Signin"),

@@ -30,6 +30,28 @@ type netState struct {
 	// unreachable is why the fence could not reach the main frame's
 	// document, when the page shows the fence's answer instead of one.
 	unreachable string
+	// refusedFrames are the addresses of the document's frames the fence
+	// refused, never read: outside the allowed domains.
+	refusedFrames []string
+}
+
+// maxRefusedFrames bounds what a document's refused frames are noted of.
+const maxRefusedFrames = 5
+
+// frameRefused notes a frame of the document that the fence refused.
+func (n *netState) frameRefused(u string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if len(n.refusedFrames) < maxRefusedFrames {
+		n.refusedFrames = append(n.refusedFrames, u)
+	}
+}
+
+// framesRefused are the refused frames of the current document.
+func (n *netState) framesRefused() []string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return append([]string(nil), n.refusedFrames...)
 }
 
 func (n *netState) observe(ev any) {
@@ -72,6 +94,7 @@ func (n *netState) observe(ev any) {
 		if e.Frame != nil && e.Frame.ParentID == "" {
 			n.mainFrame = string(e.Frame.ID)
 			n.navigations++
+			n.refusedFrames = nil
 			// Requests of the old document will never report back.
 			clear(n.inflight)
 			n.lastChange = now

@@ -29,6 +29,10 @@ func (p *Page) Observe(ctx context.Context) (*Snapshot, error) {
 		p.seenAt(s.URL)
 		p.redactSnapshot(s)
 		s.Dialogs, s.Downloads = p.newDialogs(), p.newDownloads()
+		if p.openCount() > 1 {
+			s.Tabs = p.Tabs(ctx)
+		}
+		s.RefusedFrames = p.tab().net.framesRefused()
 		return nil
 	})
 	if err != nil {

@@ -81,11 +81,16 @@ func (p *Page) state(ctx context.Context) pageState {
 	return readState(ctx, domHashJS)
 }
 
-// readState evaluates js, domHashJS or one that ends with it.
+// readState evaluates js, domHashJS or one that ends with it, and adds
+// the hashes of the frames of other origins, which the page's own script
+// cannot read: typing into a payment provider's frame changes the page.
 func readState(ctx context.Context, js string) pageState {
 	s, err := chromedp.Run(ctx, chromedp.Evaluate[pageState](js))
 	if err != nil {
 		return pageState{} // mid-navigation: no document to read
+	}
+	if h := otherOriginsState(ctx); h != "" {
+		s.DOM += "+" + h
 	}
 	return s
 }

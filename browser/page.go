@@ -35,6 +35,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/headroom-agent/headroom/browser/replay"
+	"github.com/headroom-agent/headroom/internal/plural"
 	"github.com/headroom-agent/headroom/internal/redact"
 )
 
@@ -99,6 +100,13 @@ type Options struct {
 	// when empty. What each said is in the outcome of the action that
 	// opened it, or else in the next snapshot.
 	Dialogs DialogPolicy
+	// Tabs is how many tabs the run may have open at once (at most 16).
+	// Above one, a tab the page opens (a popup, a target=_blank link) is
+	// followed: fenced and wired as the first tab is, and made the
+	// current one when an action opened it; one beyond the count is
+	// closed. 0 or 1: new tabs are closed as they open. A browser attached
+	// on another machine has one tab: its new tabs cannot be fenced.
+	Tabs int
 	// DownloadDir is where the page's downloads are saved, each under
 	// its own name, at most MaxDownloadBytes each (DefaultMaxDownloadBytes
 	// when zero); when empty, a folder of the Page's own that Close
@@ -180,8 +188,7 @@ func (o *Options) defaults() {
 type Page struct {
 	opts Options
 
-	ctx           context.Context // the tab; lives until Close
-	cancelTab     context.CancelFunc
+	first         *tab               // the run's tab, opened with the Page; lives until Close
 	cancelBrowser context.CancelFunc // the launched browser's first tab, when the run's tab has a context of its own
 	cancelAlloc   context.CancelFunc
 	pid           int    // launched Chrome's pid; 0 when attached
@@ -193,7 +200,6 @@ type Page struct {
 	dead    chan struct{} // closed when the renderer crashes
 	dying   sync.Once
 	closed  atomic.Bool
-	net     netState
 	pending sync.Map // fetch.RequestID → pending, while recording
 	seq     atomic.Int64
 
@@ -201,12 +207,16 @@ type Page struct {
 	confined bool      // allowed domains or a replay: every target is fenced
 	fence    *fence    // the tab's browser context's proxy; nil when not confined, or the browser is elsewhere
 	sink     *fence    // the launched browser's own proxy, refusing its calls home uncounted
-	targetID target.ID // the tab's own target, the one new tabs are not
+
+	cur     atomic.Pointer[tab] // the tab actions and observations go to
+	opening sync.WaitGroup      // new tabs being wired, for an action to wait on
 
 	mu           sync.Mutex
 	blocked      []string    // URLs refused for being off the allowed domains
 	blockedDocs  []string    // of those, the documents: navigations refused
 	closedTabs   []string    // new tabs the page opened, closed
+	tabs         []*tab      // the open tabs, first the run's, in the order they opened
+	newTabs      int         // tabs followed so far, for an action to tell those it opened
 	steps        int         // actions taken, for screenshot names
 	missedDocs   []*Error    // of those, the tab's navigations, as the error each is
 	dialogs      []Dialog    // the dialogs the page opened, each answered
@@ -248,6 +258,9 @@ func (o *Options) check() error {
 		if err := CheckDomain(d); err != nil {
 			return &Error{Op: "launch", Kind: ErrLaunch, Detail: "allowed domains", Err: err}
 		}
+	}
+	if o.Tabs < 0 || o.Tabs > maxTabsLimit {
+		return &Error{Op: "launch", Kind: ErrLaunch, Detail: fmt.Sprintf("tabs %d: want 0 to %d", o.Tabs, maxTabsLimit)}
 	}
 	if err := CheckDialogPolicy(o.Dialogs); err != nil {
 		return &Error{Op: "launch", Kind: ErrLaunch, Detail: "dialogs", Err: err}
@@ -307,6 +320,9 @@ func (p *Page) fenceTargets() error {
 	var err error
 	if p.fence, err = startFence(fa, p.refusedByFence); err != nil {
 		return &Error{Op: "launch", Kind: ErrLaunch, Detail: "starting the run's proxy", Err: err}
+	}
+	if o.Replay != nil {
+		p.fence.answer = p.replayBeside
 	}
 	if o.Remote == "" {
 		// The browser's own calls home (updates, sign-in) are no page's
@@ -391,8 +407,11 @@ func (p *Page) openTab(ctx, alloc context.Context, what string) error {
 	}
 	// The browser lives as long as the tab context given to its first
 	// action: a context with no deadline, ended only by Close.
-	p.ctx, p.cancelTab = chromedp.NewContext(parent, tabOpts...)
-	if err := startBrowser(ctx, p.ctx, o.LaunchTimeout); err != nil {
+	t := &tab{}
+	t.ctx, t.cancel = chromedp.NewContext(parent, tabOpts...)
+	p.first, p.tabs = t, []*tab{t}
+	p.cur.Store(t)
+	if err := startBrowser(ctx, t.ctx, o.LaunchTimeout); err != nil {
 		if o.Remote != "" {
 			err = attachError(o.Remote, err)
 			if ctx.Err() == nil {
@@ -401,12 +420,12 @@ func (p *Page) openTab(ctx, alloc context.Context, what string) error {
 		}
 		return &Error{Op: "launch", Kind: ErrLaunch, Detail: what, Err: err}
 	}
-	c := chromedp.FromContext(p.ctx)
+	c := chromedp.FromContext(t.ctx)
 	if c.Browser != nil && c.Browser.Process() != nil {
 		p.pid = c.Browser.Process().Pid
 	}
 	if c.Target != nil {
-		p.targetID = c.Target.TargetID
+		t.id = c.Target.TargetID
 	}
 	return nil
 }
@@ -427,43 +446,55 @@ func startBrowser(ctx, tab context.Context, limit time.Duration) error {
 }
 
 // wire subscribes to the events the page needs and applies the run's
-// rules before any navigation.
+// rules before any navigation: the browser's, then the first tab's.
 func (p *Page) wire() error {
-	if err := chromedp.Listen(p.ctx, p.onEvent); err != nil {
+	if err := chromedp.ListenBrowser(p.first.ctx, p.onBrowserEvent); err != nil {
+		return err
+	}
+	if err := p.allowDownloads(p.first.ctx); err != nil {
+		return err
+	}
+	if err := p.wireTab(p.first); err != nil {
+		return err
+	}
+	return p.loadStorage()
+}
+
+// wireTab subscribes to a tab's events and applies the run's rules in it:
+// its timers watched, its determinism, its sockets guarded, every request
+// it makes paused for the fence, the recorder or the replay.
+func (p *Page) wireTab(t *tab) error {
+	if err := chromedp.Listen(t.ctx, func(ev any) { p.onEvent(t, ev) }); err != nil {
 		return err
 	}
 	o := p.opts
-	if err := chromedp.ListenBrowser(p.ctx, p.onBrowserEvent); err != nil {
-		return err
-	}
-	if err := p.allowDownloads(p.ctx); err != nil {
-		return err
-	}
 	if o.Remote != "" {
-		if err := chromedp.Do(p.ctx, chromedp.EmulateViewport(int64(o.Width), int64(o.Height))); err != nil {
+		if err := chromedp.Do(t.ctx, chromedp.EmulateViewport(int64(o.Width), int64(o.Height))); err != nil {
 			return err
 		}
 	}
 	// Before the page's own scripts, so every timer it sets is seen.
-	if _, err := chromedp.Call(p.ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{
+	if _, err := chromedp.Call(t.ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{
 		Source: timerWatchJS, RunImmediately: new(true),
 	}); err != nil {
 		return err
 	}
 	if o.Deterministic {
-		if _, err := chromedp.Call(p.ctx, network.SetCacheDisabled, network.SetCacheDisabledParams{CacheDisabled: true}); err != nil {
+		if _, err := chromedp.Call(t.ctx, network.SetCacheDisabled, network.SetCacheDisabledParams{CacheDisabled: true}); err != nil {
 			return err
 		}
-		if _, err := chromedp.Call(p.ctx, network.SetBypassServiceWorker, network.SetBypassServiceWorkerParams{Bypass: true}); err != nil {
+		if _, err := chromedp.Call(t.ctx, network.SetBypassServiceWorker, network.SetBypassServiceWorkerParams{Bypass: true}); err != nil {
 			return err
 		}
-		if _, err := chromedp.Call(p.ctx, emulation.SetTimezoneOverride, emulation.SetTimezoneOverrideParams{TimezoneID: "UTC"}); err != nil {
+		if _, err := chromedp.Call(t.ctx, emulation.SetTimezoneOverride, emulation.SetTimezoneOverrideParams{TimezoneID: "UTC"}); err != nil {
 			return err
 		}
-		if _, err := chromedp.Call(p.ctx, emulation.SetLocaleOverride, emulation.SetLocaleOverrideParams{Locale: "en-US"}); err != nil {
+		// A tab the page opened shares its opener's renderer, and with it
+		// the opener's locale override: Chrome refuses a second one.
+		if _, err := chromedp.Call(t.ctx, emulation.SetLocaleOverride, emulation.SetLocaleOverrideParams{Locale: "en-US"}); err != nil && t == p.first {
 			return err
 		}
-		if _, err := chromedp.Call(p.ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{
+		if _, err := chromedp.Call(t.ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{
 			Source: deterministicJS(o.Clock), RunImmediately: new(true),
 		}); err != nil {
 			return err
@@ -473,7 +504,7 @@ func (p *Page) wire() error {
 		// WebSockets do not pass through the Fetch domain: the page's own
 		// constructor refuses them too, so a refusal is an exception the
 		// page sees at once rather than a failed handshake.
-		if _, err := chromedp.Call(p.ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{
+		if _, err := chromedp.Call(t.ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{
 			Source: socketGuardJS(o, p.allow), RunImmediately: new(true),
 		}); err != nil {
 			return err
@@ -482,43 +513,52 @@ func (p *Page) wire() error {
 	if p.confined || o.Record != nil {
 		// Subscribe before enabling, so no paused request is missed; every
 		// paused request must be answered or the page hangs.
-		paused := chromedp.Events(p.ctx, fetch.RequestPaused)
+		paused := chromedp.Events(t.ctx, fetch.RequestPaused)
 		go func() {
 			for ev, err := range paused {
 				if err != nil {
 					return
 				}
-				go p.intercept(ev)
+				go p.intercept(t, ev)
 			}
 		}()
-		if _, err := chromedp.Call(p.ctx, fetch.Enable, fetch.EnableParams{Patterns: []*fetch.RequestPattern{{URLPattern: "*"}}}); err != nil {
+		if _, err := chromedp.Call(t.ctx, fetch.Enable, fetch.EnableParams{Patterns: []*fetch.RequestPattern{{URLPattern: "*"}}}); err != nil {
 			return err
 		}
 	}
-	return p.loadStorage()
+	return nil
 }
 
-// onEvent runs on the tab's read loop: it only updates counters.
-func (p *Page) onEvent(ev any) {
+// onEvent runs on a tab's read loop: it only updates counters.
+func (p *Page) onEvent(t *tab, ev any) {
 	if e, ok := ev.(*page.EventFrameNavigated); ok {
 		p.visit(e.Frame)
 	}
 	switch e := ev.(type) {
 	case *page.EventWindowOpen:
-		// A popup or a target=_blank link: its tab is closed as it
-		// appears (onBrowserEvent); this is where its URL is known.
-		u := safeURL(e.URL)
-		p.mu.Lock()
-		p.closedTabs = append(p.closedTabs, u)
-		p.mu.Unlock()
-		p.opts.Logf("closing the new tab the page opened (%s): a run has one tab", u)
+		// A popup or a target=_blank link: in a run of one tab, closed as
+		// it appears (onBrowserEvent); one outside the allowed domains,
+		// closed as it is followed. This is where its URL is known.
+		switch {
+		case !p.following() && !p.confined:
+		case !p.following():
+			go p.noteClosed(e.URL, "a run has one tab")
+		case p.confined && !p.allow.url(e.URL):
+			go p.noteClosed(e.URL, "outside the allowed domains")
+		case p.openCount() >= p.opts.Tabs:
+			go p.noteClosed(e.URL, "the run has "+plural.Of(p.opts.Tabs, "tab/tabs")+" open already")
+		}
 	case *page.EventJavascriptDialogOpening:
-		go p.answerDialog(e)
+		go p.answerDialog(t, e)
 	case *inspector.EventTargetCrashed, *inspector.EventDetached:
+		if t != p.first {
+			p.tabGone(t) // a popup closing, or closed: the run goes on
+			return
+		}
 		p.crashed.Store(true)
 		p.dying.Do(func() { close(p.dead) })
 	default:
-		p.net.observe(e)
+		t.net.observe(e)
 	}
 }
 
@@ -590,15 +630,16 @@ func (p *Page) helpers() []int {
 // the run: that is an error unless the browser is gone. A launched browser
 // takes its tabs with it when it stops.
 func (p *Page) closeTab() error {
-	if p.cancelTab == nil {
+	if p.first == nil || p.first.cancel == nil {
 		return nil
 	}
+	p.closeOtherTabs()
 	if p.opts.Remote == "" {
-		p.cancelTab()
+		p.first.cancel()
 		return nil
 	}
-	err := chromedp.Cancel(p.ctx) // cancelTab's work, and what it met
-	if err == nil || p.crashed.Load() || browserGone(p.ctx) {
+	err := chromedp.Cancel(p.first.ctx) // cancel's work, and what it met
+	if err == nil || p.crashed.Load() || browserGone(p.first.ctx) {
 		return nil
 	}
 	return fmt.Errorf("closing the run's tab in the browser at %s: %w", redactURL(p.opts.Remote), err)
@@ -656,8 +697,9 @@ func (p *Page) Blocked() []string {
 	return append([]string(nil), p.blocked...)
 }
 
-// ClosedTabs lists the URLs of the new tabs and popups the page opened,
-// each closed as it appeared: a run has one tab.
+// ClosedTabs lists the URLs of the new tabs and popups the page opened
+// and the Page closed as they appeared: beyond Options.Tabs, or outside
+// the allowed domains.
 func (p *Page) ClosedTabs() []string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -685,7 +727,7 @@ func (p *Page) do(ctx context.Context, op, target string, timeout time.Duration,
 	if err := p.alive(op, target); err != nil {
 		return err
 	}
-	tctx, cancel := context.WithTimeout(p.ctx, timeout)
+	tctx, cancel := context.WithTimeout(p.tab().ctx, timeout)
 	defer cancel()
 	stop := context.AfterFunc(ctx, cancel) // the caller's cancellation too
 	defer stop()
@@ -727,7 +769,7 @@ func (p *Page) alive(op, target string) error {
 	if p.crashed.Load() {
 		return &Error{Op: op, Target: target, Kind: ErrCrashed, Detail: "the page's renderer crashed"}
 	}
-	if p.ctx.Err() != nil && !p.closed.Load() {
+	if p.first.ctx.Err() != nil && !p.closed.Load() {
 		detail := "the connection to the browser closed"
 		if p.pid != 0 && !processAlive(p.pid) {
 			detail = fmt.Sprintf("the browser process (pid %d) exited", p.pid)

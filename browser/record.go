@@ -99,7 +99,7 @@ func (p *Page) drain(ctx context.Context, limit time.Duration) {
 	for time.Now().Before(deadline) {
 		n := 0
 		p.pending.Range(func(any, any) bool { n++; return true })
-		if n == 0 || p.net.quietFor() > 500*time.Millisecond || !sleep(ctx, 20*time.Millisecond) {
+		if n == 0 || p.tab().net.quietFor() > 500*time.Millisecond || !sleep(ctx, 20*time.Millisecond) {
 			return
 		}
 	}

@@ -253,7 +253,7 @@ func TestASecretWithoutDomainsOnAnUnconfinedPageIsRefused(t *testing.T) {
 // callValue reads a field's value, a password's included.
 func callValue(t *testing.T, p *Page, sel string) (string, error) {
 	t.Helper()
-	return chromedp.Run(p.ctx, chromedp.Evaluate[string](fmt.Sprintf("document.querySelector(%q).value", sel)))
+	return chromedp.Run(p.first.ctx, chromedp.Evaluate[string](fmt.Sprintf("document.querySelector(%q).value", sel)))
 }
 
 func TestSecretsThatCannotBeKeptAreRefusedAtOpen(t *testing.T) {

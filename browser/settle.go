@@ -34,7 +34,7 @@ func (p *Page) settle(ctx context.Context, before pageState, at marks) (Outcome,
 	last := at.activity
 	loaded := false
 	for {
-		if p.net.activity().requested != last.requested || p.net.isLoading() {
+		if p.tab().net.activity().requested != last.requested || p.tab().net.isLoading() {
 			_ = p.waitLoad(ctx, p.opts.LoadTimeout)
 			if !loaded {
 				// The new document gets its own bound, once: a page that
@@ -43,7 +43,7 @@ func (p *Page) settle(ctx context.Context, before pageState, at marks) (Outcome,
 			}
 		}
 		p.waitRequests(ctx, at.activity, deadline)
-		last = p.net.activity()
+		last = p.tab().net.activity()
 		p.waitDOMQuiet(ctx, actionQuiet, deadline)
 		if ctx.Err() != nil || !time.Now().Before(deadline) || p.settled(at.activity, last, actionQuiet) {
 			break
@@ -65,11 +65,11 @@ func (p *Page) settle(ctx context.Context, before pageState, at marks) (Outcome,
 // or ended for as long as the DOM has been quiet, so what the requests
 // brought was written before it.
 func (p *Page) settled(at, last activity, quiet time.Duration) bool {
-	now := p.net.activity()
-	if now.requested != last.requested || p.net.isLoading() || p.net.openSince(at) > 0 {
+	now := p.tab().net.activity()
+	if now.requested != last.requested || p.tab().net.isLoading() || p.tab().net.openSince(at) > 0 {
 		return false
 	}
-	return now.started == last.started || p.net.quietFor() >= quiet
+	return now.started == last.started || p.tab().net.quietFor() >= quiet
 }
 
 // outcome is what the action did, read from the page before and after it
@@ -86,7 +86,7 @@ func (p *Page) outcome(ctx context.Context, before, after pageState, at marks) (
 	p.seenAt(after.URL)
 	out := Outcome{URL: p.shownURL(after.URL)}
 	switch {
-	case p.net.navCount() != at.navs || after.URL != before.URL:
+	case p.tab().net.navCount() != at.navs || after.URL != before.URL:
 		out.Effect = Navigated
 	case after.DOM != before.DOM || after.Scroll != before.Scroll:
 		out.Effect = Changed
@@ -100,8 +100,8 @@ func (p *Page) outcome(ctx context.Context, before, after pageState, at marks) (
 // to end.
 func (p *Page) waitRequests(ctx context.Context, a activity, deadline time.Time) {
 	for {
-		next := p.net.changed() // before the count, so no event falls between
-		if p.net.openSince(a) == 0 || !waitEvent(ctx, next, time.Until(deadline)) {
+		next := p.tab().net.changed() // before the count, so no event falls between
+		if p.tab().net.openSince(a) == 0 || !waitEvent(ctx, next, time.Until(deadline)) {
 			return
 		}
 	}

@@ -30,6 +30,12 @@ type Snapshot struct {
 	// Downloads are the files saved since the last snapshot, with the
 	// beginning of those that are text (Download.Text).
 	Downloads []Download
+	// Tabs are the open tabs when there is more than one, the snapshot's
+	// marked Current.
+	Tabs []Tab
+	// RefusedFrames are the addresses of the page's frames the fence
+	// refused (outside the allowed domains): shown nowhere, read never.
+	RefusedFrames []string
 
 	opts  SnapshotOptions
 	page  *Page          // the page observed, which its indexes resolve on

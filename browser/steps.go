@@ -34,6 +34,8 @@ type Step struct {
 	Upload     string `yaml:"upload,omitempty" json:"upload,omitempty"` // a file input's selector
 	File       string `yaml:"file,omitempty" json:"file,omitempty"`     // the declared file to upload, by name
 	Back       bool   `yaml:"back,omitempty" json:"back,omitempty"`
+	Tab        int    `yaml:"tab,omitempty" json:"tab,omitempty"` // switch to the open tab of this number, from 1
+	CloseTab   bool   `yaml:"close_tab,omitempty" json:"close_tab,omitempty"`
 	Wait       string `yaml:"wait,omitempty" json:"wait,omitempty"` // load, network, dom, change, or a duration such as 500ms
 	Screenshot string `yaml:"screenshot,omitempty" json:"screenshot,omitempty"`
 	// Expect is text the page must show after the step.
@@ -65,6 +67,8 @@ func (s Step) actions() []string {
 	add("hover", s.Hover != "")
 	add("upload", s.Upload != "")
 	add("back", s.Back)
+	add("tab", s.Tab != 0)
+	add("close_tab", s.CloseTab)
 	add("wait", s.Wait != "")
 	add("screenshot", s.Screenshot != "")
 	return set
@@ -109,6 +113,10 @@ func (s Step) Action(dir string) Action {
 		a = Upload(Selector(s.Upload), s.File)
 	case s.Back:
 		a = Back()
+	case s.Tab != 0:
+		a = SwitchTab(s.Tab)
+	case s.CloseTab:
+		a = CloseTab()
 	case s.Wait != "":
 		switch until, delay, err := parseWait(s.Wait); {
 		case err != nil: // a step ParseSteps would refuse: Page.Wait names it
@@ -152,7 +160,7 @@ func ParseSteps(file string, data []byte) ([]Step, error) {
 		acts := s.actions()
 		switch {
 		case len(acts) == 0 && s.Expect == "":
-			return nil, doc.Errorf(at, "a step needs one action: click, type, select, navigate, scroll, press, hover, upload, back, wait, screenshot or expect")
+			return nil, doc.Errorf(at, "a step needs one action: click, type, select, navigate, scroll, press, hover, upload, back, tab, close_tab, wait, screenshot or expect")
 		case len(acts) > 1:
 			return nil, doc.Errorf(at, "one action per step, this one has %s", strings.Join(acts, " and "))
 		case s.Select != "" && s.Option == "":
@@ -175,6 +183,8 @@ func ParseSteps(file string, data []byte) ([]Step, error) {
 			if err := safefile.CheckName(s.Screenshot); err != nil {
 				return nil, doc.Errorf(at+".screenshot", "%v", err)
 			}
+		case s.Tab < 0:
+			return nil, doc.Errorf(at+".tab", "tab %d: tabs are numbered from 1", s.Tab)
 		case s.Press != "":
 			if _, _, err := ParseKey(s.Press); err != nil {
 				return nil, doc.Errorf(at+".press", "%v", err)

@@ -325,7 +325,7 @@ func (p *Page) loadStorage() error {
 		cookies = append(cookies, cp)
 	}
 	if len(cookies) > 0 {
-		if _, err := chromedp.Call(p.ctx, network.SetCookies, network.SetCookiesParams{Cookies: cookies}); err != nil {
+		if _, err := chromedp.Call(p.first.ctx, network.SetCookies, network.SetCookiesParams{Cookies: cookies}); err != nil {
 			return fmt.Errorf("loading the storage state's cookies: %w", err)
 		}
 	}
@@ -344,7 +344,7 @@ func (p *Page) loadStorage() error {
 	if err != nil {
 		return err
 	}
-	if _, err := chromedp.Call(p.ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{
+	if _, err := chromedp.Call(p.first.ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{
 		Source: fmt.Sprintf(localStorageJS, js), RunImmediately: new(true),
 	}); err != nil {
 		return fmt.Errorf("loading the storage state's localStorage: %w", err)
@@ -395,7 +395,7 @@ func (p *Page) visit(f *cdp.Frame) {
 func (p *Page) StorageState(ctx context.Context) (*StorageState, error) {
 	s := &StorageState{Cookies: []Cookie{}, Origins: []OriginState{}}
 	err := p.do(ctx, "storage state", "", p.opts.ActionTimeout, func(ctx context.Context) error {
-		res, err := chromedp.CallBrowser(ctx, storage.GetCookies, storage.GetCookiesParams{BrowserContextID: chromedp.FromContext(p.ctx).BrowserContextID})
+		res, err := chromedp.CallBrowser(ctx, storage.GetCookies, storage.GetCookiesParams{BrowserContextID: chromedp.FromContext(p.first.ctx).BrowserContextID})
 		if err != nil {
 			return err
 		}

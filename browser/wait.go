@@ -56,10 +56,15 @@ func (p *Page) Wait(ctx context.Context, what WaitFor, timeout time.Duration) er
 // woken by the tab's events, and reading the document's readyState
 // every 25 ms while it is not loading, as it moves without an event.
 func (p *Page) waitLoad(ctx context.Context, limit time.Duration) bool {
+	return p.loadWait(ctx, p.tab(), limit)
+}
+
+// loadWait is waitLoad in tab t; ctx runs there.
+func (p *Page) loadWait(ctx context.Context, t *tab, limit time.Duration) bool {
 	deadline := time.Now().Add(limit)
 	for {
-		next := p.net.changed()
-		loading := p.net.isLoading()
+		next := t.net.changed()
+		loading := t.net.isLoading()
 		if !loading && readyState(ctx) == "complete" {
 			return true
 		}
@@ -85,8 +90,8 @@ func readyState(ctx context.Context) string {
 func (p *Page) waitQuiet(ctx context.Context, quiet, limit time.Duration) bool {
 	deadline := time.Now().Add(limit)
 	for {
-		next := p.net.changed()
-		q := p.net.quietFor()
+		next := p.tab().net.changed()
+		q := p.tab().net.quietFor()
 		if q >= quiet {
 			return true
 		}

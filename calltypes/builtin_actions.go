@@ -20,6 +20,8 @@ const (
 	ActBack     = "back"
 	ActWait     = "wait"
 	ActUpload   = "upload"
+	ActTab      = "tab"
+	ActCloseTab = "close-tab"
 	ActDone     = "done"
 )
 
@@ -38,6 +40,8 @@ const (
 //	back      -                the previous page, when a link led astray
 //	wait      -                a page still answering what the last action started
 //	upload    element, text    a file the task declares, named as <file:NAME>
+//	tab       text             another open tab, by the number the view gives it
+//	close-tab -                a popup done with, back to the tab that opened it
 //	done      -                the goal met, or not to be met here
 func builtinActions() []ActionSpec {
 	return []ActionSpec{
@@ -65,6 +69,11 @@ func builtinActions() []ActionSpec {
 		{Name: ActUpload, Element: Required, Text: Required, TextIs: "the file as <file:NAME>",
 			Describe: "a file the task declares (files) into a file field, text <file:NAME>",
 			Check:    checkUpload, Mend: mendUpload, Write: writeUpload, Scan: scanUpload},
+		{Name: ActTab, Text: Required, TextIs: "the tab's number",
+			Describe: "switch to the open tab whose number is text (the page's note lists the tabs)",
+			Check:    checkTab},
+		{Name: ActCloseTab,
+			Describe: "close this tab, a tab the page opened, and go back to the one that opened it"},
 		{Name: ActDone,
 			Describe: "when the goal is met or cannot be met here (reason says which)"},
 	}
@@ -173,4 +182,11 @@ func scanUpload(rest string) (Action, string, error) {
 	}
 	a.Text = m
 	return a, rest[1+len(m):], nil
+}
+
+func checkTab(a Action) error {
+	if n, err := strconv.Atoi(a.Text); err != nil || n < 1 || n > 99 {
+		return fmt.Errorf("tab needs the tab's number as text, such as \"2\"; got %q", a.Text)
+	}
+	return nil
 }

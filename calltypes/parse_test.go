@@ -74,7 +74,7 @@ func TestParseRefusals(t *testing.T) {
 		{ClickPick, `{"Action":"click","index":37,"text":"","reason":""}`, `field "Action" the schema does not have`},
 		{ClickPick, `["click",37]`, "the answer must be a JSON object"},
 		{ClickPick, `null`, "the answer is null"},
-		{ClickPick, `{"action":"fly","index":3,"text":"","submit":false,"reason":""}`, `action "fly" is not one of click, type, select, scroll, navigate, press, hover, back, wait, upload, done`},
+		{ClickPick, `{"action":"fly","index":3,"text":"","submit":false,"reason":""}`, `action "fly" is not one of click, type, select, scroll, navigate, press, hover, back, wait, upload, tab, close-tab, done`},
 		{ClickPick, `{"action":"click","index":-1,"text":"","submit":false,"reason":""}`, "click needs the index of an element"},
 		{ClickPick, `{"action":"select","index":-1,"text":"Blue","submit":false,"reason":""}`, "select needs the index"},
 		{ClickPick, `{"action":"done","index":-7,"text":"","submit":false,"reason":""}`, "index -7 is not an element"},

@@ -21,11 +21,11 @@ func TestActionsListsWhatTheModelIsTold(t *testing.T) {
 	for _, r := range rows {
 		names = append(names, r.Name)
 	}
-	if got := strings.Join(names, " "); got != "click type select scroll navigate press hover back wait upload done" {
+	if got := strings.Join(names, " "); got != "click type select scroll navigate press hover back wait upload tab close-tab done" {
 		t.Errorf("actions: %s", got)
 	}
 	out.Reset()
-	if code := run(context.Background(), []string{"actions"}, &out, &errb); code != exitOK || !strings.Contains(out.String(), "upload    required  required  upload a file the task declares") {
+	if code := run(context.Background(), []string{"actions"}, &out, &errb); code != exitOK || !strings.Contains(strings.Join(strings.Fields(out.String()), " "), "upload required required upload a file the task declares") {
 		t.Errorf("exit %d, table:\n%s", code, out.String())
 	}
 }

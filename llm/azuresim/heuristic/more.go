@@ -53,7 +53,7 @@ func uploadFile(els []calltypes.Element, files []string, g goalInfo, history []c
 var stockActions = []string{
 	calltypes.ActClick, calltypes.ActType, calltypes.ActSelect, calltypes.ActScroll,
 	calltypes.ActNavigate, calltypes.ActPress, calltypes.ActHover, calltypes.ActBack,
-	calltypes.ActWait, calltypes.ActUpload, calltypes.ActDone,
+	calltypes.ActWait, calltypes.ActUpload, calltypes.ActTab, calltypes.ActCloseTab, calltypes.ActDone,
 }
 
 // ownAction takes an offered action of no stock kind whose every word

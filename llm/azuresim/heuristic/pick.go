@@ -635,10 +635,10 @@ func shownWords(p calltypes.Page) string {
 }
 
 // secretLabels name a value no page shows again once typed.
-var secretLabels = wordSet(`password passcode passphrase pin secret`)
+var secretLabels = wordSet(`password passcode passphrase pin secret card cvc cvv`)
 
 // shownQuotes are the goal's quoted values a page can show: not those
-// labelled as passwords.
+// labelled as passwords or card numbers, which pages mask once taken.
 func shownQuotes(g goalInfo) []quoted {
 	var out []quoted
 	for _, q := range g.quotes {
@@ -685,6 +685,13 @@ func finished(pg calltypes.Page, g goalInfo, goal string, acted bool, last callt
 		// Nothing to look for on a page ("click into the search box"):
 		// the step done is all there is to see.
 		why = "the goal's last step is done"
+	}
+	if why == "" && len(g.quotes) > 0 && len(shownQuotes(g)) == 0 && lastDeed(goal) != "" &&
+		last.Action.Kind == calltypes.ActClick && !strings.HasPrefix(last.Outcome, string(calltypes.ActDone)) && last.Outcome != "nothing" {
+		// Every value the goal gives is one pages mask once taken (a
+		// password, a card number): the deed done, with an effect, is
+		// the evidence there is.
+		why = "the goal's last step is done; the page does not show back what was typed"
 	}
 	if why == "" && len(g.content) > 0 {
 		all := true
