@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/headroom-agent/headroom/browser"
+	"github.com/headroom-agent/headroom/calltypes"
 	"github.com/headroom-agent/headroom/internal/yamlconf"
 )
 
@@ -48,12 +49,7 @@ func (t *Task) BrowserFiles() ([]browser.File, error) {
 	return out, nil
 }
 
-// fileNames are the task's files as a pick names them: <file:NAME>, in
-// name order.
-func (t *Task) fileNames() []string {
-	var names []string
-	for _, name := range slices.Sorted(maps.Keys(t.Files)) {
-		names = append(names, browser.FilePlaceholder(name))
-	}
-	return names
+// filesNote tells a pick of the task's files, in name order.
+func (t *Task) filesNote() string {
+	return calltypes.FilesNote(slices.Sorted(maps.Keys(t.Files)))
 }

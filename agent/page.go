@@ -171,8 +171,10 @@ func clip(s string, n int) string {
 	return string(r[:n-1]) + "…"
 }
 
-// tabsNote names the open tabs, when there are several, and which one
-// the page is: tab 1 "Orders" · tab 2 "Order 7 details" (this page).
+// tabsNote names the open tabs, when there are several, which one the
+// page is, and the actions that move between them (told here, not in
+// every call's list): tab 1 "Orders" · tab 2 "Order 7 details" (this
+// page); tab "N" switches to one, close-tab closes this one.
 func tabsNote(tabs []browser.Tab) string {
 	if len(tabs) < 2 {
 		return ""
@@ -184,5 +186,5 @@ func tabsNote(tabs []browser.Tab) string {
 			parts[i] += " (this page)"
 		}
 	}
-	return "open tabs: " + strings.Join(parts, " · ")
+	return "open tabs: " + strings.Join(parts, " · ") + `; tab "N" switches to one, close-tab closes this one`
 }

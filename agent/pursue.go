@@ -88,7 +88,7 @@ func (r *runner) handedOver() []calltypes.Taken {
 
 // pick asks the model for the next action on the page as it is.
 func (r *runner) pick(ctx context.Context, p *pursuit, step *Step) (calltypes.Action, error) {
-	in := calltypes.PickInput{Goal: p.goal, Plan: p.plan, Step: p.pos, Page: r.view(calltypes.ClickPick, p.snap, nil, -1), Notes: r.notes(), History: r.recent(), Files: r.t.fileNames()}
+	in := calltypes.PickInput{Goal: p.goal, Plan: p.plan, Step: p.pos, Page: r.view(calltypes.ClickPick, p.snap, nil, -1), Notes: r.notes(), History: r.recent(), Files: r.t.filesNote()}
 	pick, rep, err := call(ctx, r, calltypes.PickCall, in)
 	step.Calls = append(step.Calls, rep)
 	if err != nil {

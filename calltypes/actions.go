@@ -33,6 +33,12 @@ type ActionSpec struct {
 	// few words that tell a model when to use it: for click, "an element
 	// (a link, button, checkbox, a field to focus)".
 	Describe string
+	// Where, when set, says the action is told of where it applies, not
+	// in click-pick's list, which every call pays for: upload beside the
+	// task's files, tab and close-tab in the note of open tabs. It names
+	// that place, for people (headroom actions); the name stays in the
+	// answer schema's enum.
+	Where string
 	// Element and Text say whether the action takes an element (index)
 	// and a text.
 	Element, Text Need
@@ -141,12 +147,15 @@ func actionNames() []string {
 	return names
 }
 
-// actionsPrompt is click-pick's list of the actions: "Actions: click an
-// element (...); type text ...; done when ...".
+// actionsPrompt is click-pick's list of the actions, but those told of
+// where they apply: "Actions: click an element (...); type text ...;
+// done when ...".
 func actionsPrompt(specs []ActionSpec) string {
-	parts := make([]string, len(specs))
-	for i, s := range specs {
-		parts[i] = s.Name + " " + s.Describe
+	var parts []string
+	for _, s := range specs {
+		if s.Where == "" {
+			parts = append(parts, s.Name+" "+s.Describe)
+		}
 	}
 	return "Actions: " + strings.Join(parts, "; ") + "."
 }
@@ -156,7 +165,7 @@ func actionsPrompt(specs []ActionSpec) string {
 func textMeans(specs []ActionSpec) string {
 	var parts []string
 	for _, s := range specs {
-		if s.Text != Never {
+		if s.Text != Never && s.Where == "" {
 			parts = append(parts, s.TextIs)
 		}
 	}

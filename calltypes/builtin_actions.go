@@ -27,7 +27,8 @@ const (
 
 // builtinActions are what a person does on a page, in the order
 // click-pick lists them: the five a step most often takes first, the rest
-// after, done last.
+// after, done last. upload, tab and close-tab are told of where they
+// apply (Where): every call pays for the list, few have files or tabs.
 //
 //	action    takes            why it is one
 //	click     element          links, buttons, checkboxes, focusing a field
@@ -58,22 +59,22 @@ func builtinActions() []ActionSpec {
 		{Name: ActNavigate, Text: Required, TextIs: "the URL to open",
 			Describe: "to the URL in text"},
 		{Name: ActPress, Text: Required, TextIs: "the key to press",
-			Describe: "a key or chord as text on what has focus (Enter, Escape, Tab, ArrowDown, PageDown, Ctrl+A)",
+			Describe: "a key or chord as text (Enter, Escape, ArrowDown, Ctrl+A)",
 			Check:    checkKey},
 		{Name: ActHover, Element: Required,
-			Describe: "over an element, for a menu or tip that opens under the mouse"},
+			Describe: "over an element whose menu opens under the mouse"},
 		{Name: ActBack,
 			Describe: "to the previous page"},
 		{Name: ActWait,
-			Describe: "for the page to change, when it is still answering the last action"},
+			Describe: "for a page still changing after the last action"},
 		{Name: ActUpload, Element: Required, Text: Required, TextIs: "the file as <file:NAME>",
-			Describe: "a file the task declares (files) into a file field, text <file:NAME>",
-			Check:    checkUpload, Mend: mendUpload, Write: writeUpload, Scan: scanUpload},
+			Describe: "a file the task declares into a file field, text <file:NAME>", Where: "the input's files",
+			Check: checkUpload, Mend: mendUpload, Write: writeUpload, Scan: scanUpload},
 		{Name: ActTab, Text: Required, TextIs: "the tab's number",
-			Describe: "switch to the open tab whose number is text (the page's note lists the tabs)",
-			Check:    checkTab},
+			Describe: "switch to the open tab whose number is text", Where: "the page's note of open tabs",
+			Check: checkTab},
 		{Name: ActCloseTab,
-			Describe: "close this tab, a tab the page opened, and go back to the one that opened it"},
+			Describe: "close this tab, a popup, back to the tab that opened it", Where: "the page's note of open tabs"},
 		{Name: ActDone,
 			Describe: "when the goal is met or cannot be met here (reason says which)"},
 	}

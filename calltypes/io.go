@@ -1,5 +1,7 @@
 package calltypes
 
+import "strings"
+
 // The inputs and answers of the built-in types. A call's input is JSON,
 // and its user message that JSON written as sections (Message), the page
 // last; its answer is JSON that the type's schema describes and its
@@ -27,10 +29,10 @@ type PickInput struct {
 	Notes []string `json:"notes,omitempty"`
 	// History is the last few steps taken, newest last.
 	History []Taken `json:"history,omitempty"`
-	// Files are the files the task declares for upload, each as the
-	// model writes it in an upload's text: <file:NAME>.
-	Files []string `json:"files,omitempty"`
-	Page  Page     `json:"page"`
+	// Files tells of the files the task declares for upload, and how
+	// to give one (FilesNote); empty when it declares none.
+	Files string `json:"files,omitempty"`
+	Page  Page   `json:"page"`
 }
 
 // CheckInput asks a yes/no question about the page: did the last action
@@ -62,4 +64,17 @@ type SummaryInput struct {
 // Summary is the final answer.
 type Summary struct {
 	Answer string `json:"answer"`
+}
+
+// FilesNote is PickInput.Files for files named names: how a pick gives
+// one to a file field, and their names as it writes them.
+func FilesNote(names []string) string {
+	if len(names) == 0 {
+		return ""
+	}
+	shown := make([]string, len(names))
+	for i, n := range names {
+		shown[i] = "<file:" + n + ">"
+	}
+	return "upload [index] <file:NAME> gives a file field one of " + strings.Join(shown, ", ")
 }

@@ -20,19 +20,24 @@ func runActions(fs *pflag.FlagSet) runner {
 			Text     string `json:"text"`              // likewise
 			TextIs   string `json:"text_is,omitempty"` // what the text is
 			Describe string `json:"describe"`          // what the model is told after the name
+			Told     string `json:"told"`              // where: in every click-pick's list, or where it applies
 		}
 		need := map[calltypes.Need]string{calltypes.Never: "never", calltypes.Optional: "optional", calltypes.Required: "required"}
 		var rows []row
 		for _, s := range calltypes.Actions() {
-			rows = append(rows, row{s.Name, need[s.Element], need[s.Text], s.TextIs, s.Describe})
+			told := "every pick"
+			if s.Where != "" {
+				told = s.Where
+			}
+			rows = append(rows, row{s.Name, need[s.Element], need[s.Text], s.TextIs, s.Describe, told})
 		}
 		if *asJSON {
 			return printJSON(stdout, rows)
 		}
 		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-		fprintf(tw, "NAME\tELEMENT\tTEXT\tTHE MODEL IS TOLD\n")
+		fprintf(tw, "NAME\tELEMENT\tTEXT\tTOLD IN\tTHE MODEL IS TOLD\n")
 		for _, r := range rows {
-			fprintf(tw, "%s\t%s\t%s\t%s %s\n", r.Name, r.Element, r.Text, r.Name, r.Describe)
+			fprintf(tw, "%s\t%s\t%s\t%s\t%s %s\n", r.Name, r.Element, r.Text, r.Told, r.Name, r.Describe)
 		}
 		if err := tw.Flush(); err != nil {
 			return exitFailed

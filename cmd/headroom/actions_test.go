@@ -25,7 +25,7 @@ func TestActionsListsWhatTheModelIsTold(t *testing.T) {
 		t.Errorf("actions: %s", got)
 	}
 	out.Reset()
-	if code := run(context.Background(), []string{"actions"}, &out, &errb); code != exitOK || !strings.Contains(strings.Join(strings.Fields(out.String()), " "), "upload required required upload a file the task declares") {
+	if code := run(context.Background(), []string{"actions"}, &out, &errb); code != exitOK || !strings.Contains(strings.Join(strings.Fields(out.String()), " "), "upload required required the input's files upload a file the task declares") {
 		t.Errorf("exit %d, table:\n%s", code, out.String())
 	}
 }

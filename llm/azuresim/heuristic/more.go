@@ -1,6 +1,7 @@
 package heuristic
 
 import (
+	"regexp"
 	"slices"
 	"strings"
 
@@ -15,9 +16,14 @@ import (
 // use; it takes an upload.
 func isFileInput(e calltypes.Element) bool { return lower(e.Type) == "file" }
 
+// filePlaceholders are the files a pick may upload, as written in its
+// input's files note.
+var filePlaceholders = regexp.MustCompile(`<file:[A-Za-z0-9_.-]+>`)
+
 // uploadFile gives the first file field still empty the task's file the
 // goal or the field names best, when the task declares any.
-func uploadFile(els []calltypes.Element, files []string, g goalInfo, history []calltypes.Taken) (calltypes.Action, bool) {
+func uploadFile(els []calltypes.Element, note string, g goalInfo, history []calltypes.Taken) (calltypes.Action, bool) {
+	files := slices.DeleteFunc(filePlaceholders.FindAllString(note, -1), func(f string) bool { return f == "<file:NAME>" })
 	if len(files) == 0 {
 		return calltypes.Action{}, false
 	}
