@@ -66,6 +66,9 @@ var taskWants = map[string]struct {
 	// followed and, once it closes itself, its opener.
 	"orders-attach": {[]agent.Status{agent.Succeeded}, ``, `^upload \[\d+\] <file:invoice> on button "Invoice file"$`},
 	"orders-signin": {[]agent.Status{agent.Succeeded}, `Signed in as ada`, `^click \[\d+\] on button "Sign in"$`},
+	// A menu only the keyboard works; a page that asks before it is left.
+	"orders-ship": {[]agent.Status{agent.Succeeded}, ``, `^press "Enter"`},
+	"orders-note": {[]agent.Status{agent.Succeeded}, ``, `^click \[\d+\] on link "Back to orders"$`},
 	// The card form is a frame from another host, read in place.
 	"orders-pay": {[]agent.Status{agent.Succeeded}, `Order 7 is paid`, `^type \[\d+\] "4242 4242 4242 4242" on textbox "Card number"$`},
 	// The answer names the first walnut piece, the one added.

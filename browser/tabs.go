@@ -330,7 +330,12 @@ func (p *Page) nowOn(ctx context.Context, detail string) (Outcome, error) {
 // first document of a tab the page opened, loaded before the run could
 // wire it. Anything else beside the tab stays refused.
 func (p *Page) replayBeside(w http.ResponseWriter, r *http.Request) bool {
-	if r.Method != http.MethodGet || !p.allow.url(r.URL.String()) {
+	// A prefetch, a worker's script or a beacon stays refused: only a
+	// document the archive holds is answered, and nothing else is counted
+	// as a miss.
+	doc := r.Header.Get("Sec-Fetch-Dest")
+	if r.Method != http.MethodGet || (doc != "" && doc != "document") || r.Header.Get("Sec-Purpose") != "" ||
+		!p.allow.url(r.URL.String()) || !p.opts.Replay.Has(r.Method, r.URL.String()) {
 		return false
 	}
 	m, ok := p.opts.Replay.Match(replay.Request{Method: r.Method, URL: r.URL.String()})

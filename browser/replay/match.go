@@ -105,6 +105,16 @@ func pathKey(method, u string) (string, bool) {
 	return strings.ToUpper(method) + " " + pu.Scheme + "://" + pu.Host + pu.EscapedPath(), true
 }
 
+// Has reports whether the archive holds an exchange of method and URL,
+// exactly, without serving it or counting a miss: for a caller that
+// answers only what the archive has and lets the rest go elsewhere.
+func (m *Matcher) Has(method, rawURL string) bool {
+	u := m.opts.Redactor.URL(rawURL)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.byKey[key(method, u)]) > 0
+}
+
 // Match finds the entry for r and marks it served, or counts a miss.
 func (m *Matcher) Match(r Request) (Match, bool) {
 	u := m.opts.Redactor.URL(r.URL)

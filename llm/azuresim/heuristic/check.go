@@ -45,8 +45,10 @@ func check(in calltypes.CheckInput) calltypes.Verdict {
 	src := own
 	if len(own) == 0 {
 		src = shownQuotes(readGoal(in.Goal))
-		if in.LastAction != nil && in.LastAction.Action.Text != "" {
-			src = append(src, quoted{text: in.LastAction.Action.Text})
+		// What was typed or chosen shows on the page; a key pressed, a
+		// URL, a file's name or a tab's number need not.
+		if a := in.LastAction; a != nil && a.Action.Text != "" && (a.Action.Kind == calltypes.ActType || a.Action.Kind == calltypes.ActSelect) {
+			src = append(src, quoted{text: a.Action.Text})
 		}
 	}
 	var phrases []string

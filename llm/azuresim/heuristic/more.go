@@ -108,3 +108,19 @@ func offeredActions(schema map[string]any) []string {
 	}
 	return names
 }
+
+// tryKeys presses Enter on what a click just focused when the click did
+// nothing at all: a widget that answers the keyboard and not the mouse (a
+// menu button, a menu's item), as a person tries the keyboard next.
+func tryKeys(history []calltypes.Taken) (calltypes.Action, bool) {
+	if len(history) == 0 {
+		return calltypes.Action{}, false
+	}
+	last := history[len(history)-1]
+	widget := hasPrefixFold(last.Element, "button") || hasPrefixFold(last.Element, "menuitem")
+	if last.Action.Kind != calltypes.ActClick || last.Outcome != "nothing" || !widget {
+		return calltypes.Action{}, false
+	}
+	return calltypes.Action{Kind: calltypes.ActPress, Index: -1, Text: "Enter",
+		Reason: "the click on the " + last.Element + " did nothing: try the keyboard on it"}, true
+}

@@ -504,6 +504,9 @@ func pick(in calltypes.PickInput, offered []string) calltypes.Action {
 	if a, ok := uploadFile(els, in.Files, g, in.History); ok {
 		return a
 	}
+	if a, ok := tryKeys(in.History); ok {
+		return a
+	}
 	targets := g.targets()
 	send := submitButton(els, fills)
 	type cand struct {
