@@ -4,29 +4,41 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 )
 
-// tabSite serves pages that open tabs: a target=_blank link, a sign-in
-// popup that tells its opener who signed in and closes, a button that
-// opens three windows, one that opens a window on another host. hosts
-// counts the requests by the Host each named.
-func tabSite(t *testing.T) (*httptest.Server, func(host string) int) {
+// countingSite serves pages with serve, and counts the requests by the host
+// each named (127.0.0.1, or localhost: another site on the same server).
+func countingSite(t *testing.T, serve func(w http.ResponseWriter, r *http.Request, port string)) (*httptest.Server, func(host string) int) {
 	var mu sync.Mutex
 	hosts := map[string]int{}
 	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		host, port, _ := strings.Cut(r.Host, ":")
 		mu.Lock()
-		hosts[strings.Split(r.Host, ":")[0]]++
+		hosts[host]++
 		mu.Unlock()
 		w.Header().Set("content-type", "text/html")
+		serve(w, r, port)
+	}))
+	t.Cleanup(s.Close)
+	return s, func(host string) int {
+		mu.Lock()
+		defer mu.Unlock()
+		return hosts[host]
+	}
+}
+
+// tabSite serves pages that open tabs: a target=_blank link, a sign-in
+// popup that tells its opener who signed in and closes, two links to
+// tabs, a button that opens a window on another host.
+func tabSite(t *testing.T) (*httptest.Server, func(host string) int) {
+	return countingSite(t, func(w http.ResponseWriter, r *http.Request, port string) {
 		page := func(title, body string) {
 			fmt.Fprintf(w, "<!doctype html><title>%s</title><body><h1>%s</h1>%s</body>", title, title, body)
 		}
-		port := strings.Split(r.Host, ":")[1]
 		switch r.URL.Path {
 		case "/list":
 			page("Orders", `<a href="/details" target="_blank">Order 7 details</a>`)
@@ -44,13 +56,7 @@ func tabSite(t *testing.T) (*httptest.Server, func(host string) int) {
 		default:
 			http.NotFound(w, r)
 		}
-	}))
-	t.Cleanup(s.Close)
-	return s, func(host string) int {
-		mu.Lock()
-		defer mu.Unlock()
-		return hosts[host]
-	}
+	})
 }
 
 func TestTabsAreFollowedSwitchedAndClosed(t *testing.T) {
@@ -155,29 +161,16 @@ func TestTabsBeyondTheCountOrTheDomainsAreClosed(t *testing.T) {
 // frameSite serves a checkout on one host whose card form is a frame from
 // another (localhost, another site than 127.0.0.1).
 func frameSite(t *testing.T) (*httptest.Server, func(host string) int) {
-	var mu sync.Mutex
-	hosts := map[string]int{}
-	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		hosts[strings.Split(r.Host, ":")[0]]++
-		mu.Unlock()
-		w.Header().Set("content-type", "text/html")
+	return countingSite(t, func(w http.ResponseWriter, r *http.Request, port string) {
 		switch r.URL.Path {
 		case "/checkout":
-			u, _ := url.Parse("http://" + r.Host)
-			fmt.Fprintf(w, `<!doctype html><title>Checkout</title><h1>Checkout</h1><iframe src="http://localhost:%s/pay"></iframe><button>Back</button>`, u.Port())
+			fmt.Fprintf(w, `<!doctype html><title>Checkout</title><h1>Checkout</h1><iframe src="http://localhost:%s/pay"></iframe><button>Back</button>`, port)
 		case "/pay":
 			fmt.Fprint(w, `<!doctype html><title>Pay</title><label for=c>Card number</label><input id=c><button onclick="document.body.textContent = 'Payment accepted'">Pay</button>`)
 		default:
 			http.NotFound(w, r)
 		}
-	}))
-	t.Cleanup(s.Close)
-	return s, func(host string) int {
-		mu.Lock()
-		defer mu.Unlock()
-		return hosts[host]
-	}
+	})
 }
 
 // A frame from another allowed host is read in place and acted on; one
