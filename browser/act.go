@@ -41,7 +41,7 @@ func (p *Page) act(ctx context.Context, op string, t Target, fn func(ctx context
 // the action there, with nothing to wait for.
 func (p *Page) pageAction(ctx context.Context, op, target string, fn func(ctx context.Context, before pageState) (*Outcome, error)) (Outcome, error) {
 	var out Outcome
-	asked, began, opened, on := p.dialogCount(), p.downloadCount(), p.tabCount(), p.tab()
+	asked, began, opened, on := p.dialogCount(), p.downloadCount(), p.followedCount(), p.tab()
 	err := p.do(ctx, op, target, p.opts.ActionTimeout+p.opts.LoadTimeout, func(ctx context.Context) error {
 		before, at := p.mark(ctx)
 		done, err := fn(ctx, before)

@@ -256,7 +256,8 @@ func (p *Page) tabsSince(n int, limit time.Duration) *tab {
 	return p.tabs[len(p.tabs)-1]
 }
 
-func (p *Page) tabCount() int {
+// followedCount is how many tabs the run has followed so far.
+func (p *Page) followedCount() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.newTabs
