@@ -146,6 +146,9 @@ func checkKey(a Action) error {
 	return nil
 }
 
+// fileText is how a pick names the declared file name: <file:NAME>.
+func fileText(name string) string { return "<file:" + name + ">" }
+
 // filePlaceholderRE is an upload's text: a declared file by its name.
 var filePlaceholderRE = regexp.MustCompile(`^<file:([A-Za-z0-9_.-]{1,64})>`)
 
@@ -160,10 +163,10 @@ func checkUpload(a Action) error {
 // name is unmistakable, only its wrapping was slipped.
 func mendUpload(a *Action) []string {
 	name := strings.TrimSpace(a.Text)
-	if name == "" || filePlaceholderRE.MatchString(name) || !filePlaceholderRE.MatchString("<file:"+name+">") {
+	if name == "" || filePlaceholderRE.MatchString(name) || !filePlaceholderRE.MatchString(fileText(name)) {
 		return nil
 	}
-	a.Text = "<file:" + name + ">"
+	a.Text = fileText(name)
 	return []string{"file " + name + " written as " + a.Text}
 }
 

@@ -74,7 +74,7 @@ func FilesNote(names []string) string {
 	}
 	shown := make([]string, len(names))
 	for i, n := range names {
-		shown[i] = "<file:" + n + ">"
+		shown[i] = fileText(n)
 	}
 	return "upload [index] <file:NAME> gives a file field one of " + strings.Join(shown, ", ")
 }
