@@ -49,6 +49,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParseSteps$$' -fuzztime $(FUZZTIME) ./browser
 	$(GO) test -run '^$$' -fuzz '^FuzzParseStorageState$$' -fuzztime $(FUZZTIME) ./browser
 	$(GO) test -run '^$$' -fuzz '^FuzzCheckDomain$$' -fuzztime $(FUZZTIME) ./browser
+	$(GO) test -run '^$$' -fuzz '^FuzzPDFText$$' -fuzztime $(FUZZTIME) ./browser
 	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./browser/replay
 	$(GO) test -run '^$$' -fuzz '^FuzzText$$' -fuzztime $(FUZZTIME) ./internal/redact
 	$(GO) test -run '^$$' -fuzz '^FuzzSecretFound$$' -fuzztime $(FUZZTIME) ./internal/redact

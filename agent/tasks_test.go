@@ -69,6 +69,8 @@ var taskWants = map[string]struct {
 	// A menu only the keyboard works; a page that asks before it is left.
 	"orders-ship": {[]agent.Status{agent.Succeeded}, ``, `^press "Enter"`},
 	"orders-note": {[]agent.Status{agent.Succeeded}, ``, `^click \[\d+\] on link "Back to orders"$`},
+	// An opened PDF is read as the page: the answer is in its rows.
+	"orders-invoice": {[]agent.Status{agent.Succeeded}, `2,225\.00 EUR`, `^click \[\d+\] on link "Invoice INV-7"$`},
 	// The card form is a frame from another host, read in place.
 	"orders-pay": {[]agent.Status{agent.Succeeded}, `Order 7 is paid`, `^type \[\d+\] "4242 4242 4242 4242" on textbox "Card number"$`},
 	// The answer names the first walnut piece, the one added.

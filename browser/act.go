@@ -542,6 +542,13 @@ func (p *Page) ExtractPage(ctx context.Context) (string, error) {
 		if more := framesText(ctx); more != "" {
 			text += "\n" + more
 		}
+		if p.showsPDF() {
+			loc, err := chromedp.Run(ctx, chromedp.Location())
+			if err != nil {
+				return err
+			}
+			text += "\n" + p.pdfOnTab(ctx, loc)
+		}
 		return nil
 	})
 	return strings.TrimSpace(p.hide(text)), err

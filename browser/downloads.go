@@ -36,9 +36,10 @@ type Download struct {
 	// otherwise (refused, larger than the bound, failed).
 	Saved  bool   `json:"saved"`
 	Detail string `json:"detail,omitempty"`
-	// Text is the beginning of a saved file that is text (CSV, plain
-	// text, JSON, ...), its secrets redacted, for the page's view to
-	// show; empty for any other file. The file itself holds it all.
+	// Text is the beginning of what a saved file says: a text file's
+	// (CSV, plain text, JSON, ...) or a PDF's words, row by row; its
+	// secrets redacted, for the page's view to show; empty for any other
+	// file. The file itself holds it all.
 	Text string `json:"-"`
 
 	guid    string
@@ -115,43 +116,46 @@ func (p *Page) onDownload(ev any) {
 }
 
 // progress notes a download's progress; it runs on the browser's event
-// loop, so what waits on the browser goes apart. A whole file is named
-// and read outside the lock (the redaction takes it too), and is done
-// only then.
+// loop, so what waits on the browser goes apart, and so does a whole
+// file's naming and reading (a PDF's takes up to pdfReadTime).
 func (p *Page) progress(e *cdpbrowser.EventDownloadProgress) {
 	p.mu.Lock()
+	defer p.mu.Unlock()
 	d := p.downloadOf(e.GUID)
 	if d == nil || d.done || d.keeping {
-		p.mu.Unlock()
 		return
 	}
 	d.Bytes = int64(e.ReceivedBytes)
-	whole := false
 	switch {
 	case d.Bytes > p.maxDownload() || int64(e.TotalBytes) > p.maxDownload():
 		d.Detail, d.done = fmt.Sprintf("larger than the bound of %d bytes", p.maxDownload()), true
 		go p.cancelDownload(d.guid)
 	case e.State == cdpbrowser.DownloadProgressStateCompleted:
-		whole, d.keeping = true, true
+		d.keeping = true
+		p.keeping.Add(1)
+		go p.keep(d, d.guid, d.Name)
 	case e.State == cdpbrowser.DownloadProgressStateCanceled:
 		if d.Detail == "" {
 			d.Detail = "the browser cancelled it"
 		}
 		d.done = true
 	}
-	guid, name := d.guid, d.Name
-	p.mu.Unlock()
-	if !whole {
-		return
-	}
+}
+
+// keep names a whole download and reads what it says, outside the lock
+// (the redaction takes it too); the download is done only then, and
+// whatever waits on it is woken.
+func (p *Page) keep(d *Download, guid, name string) {
+	defer p.keeping.Done()
 	name, why := p.keepDownload(guid, name)
 	text := ""
 	if why == "" {
-		text = redact.Text(p.hide(readText(filepath.Join(p.opts.DownloadDir, name))))
+		text = redact.Text(p.hide(fileText(filepath.Join(p.opts.DownloadDir, name), maxDownloadText)))
 	}
 	p.mu.Lock()
 	d.Name, d.Detail, d.Text, d.Saved, d.done = name, why, text, why == "", true
 	p.mu.Unlock()
+	p.tab().net.notify()
 }
 
 func (p *Page) maxDownload() int64 {
@@ -205,27 +209,35 @@ func (p *Page) keepDownload(guid, name string) (string, string) {
 	return name, "no free name for it in the downloads folder"
 }
 
-// maxDownloadText bounds what of a downloaded text file the view shows.
+// maxDownloadText bounds what of a downloaded file's text the view shows.
 const maxDownloadText = 600
 
-// readText is the beginning of the file at path when it is text: what
-// its first bytes sniff as (text/*, JSON, XML), valid UTF-8, cut at a
-// line's end; "" for anything else.
-func readText(path string) string {
+// fileText is the beginning of the file at path, at most limit bytes cut
+// at a line's end, when it says something in words: a text file (what
+// its first bytes sniff as: text/*, JSON, XML; valid UTF-8) or a PDF's
+// words (pdfText); "" for anything else.
+func fileText(path string, limit int) string {
 	f, err := safefile.OpenRegular(path, os.O_RDONLY, 0)
 	if err != nil {
 		return ""
 	}
 	defer f.Close()
-	buf := make([]byte, maxDownloadText+4)
+	buf := make([]byte, limit+4)
 	n, _ := io.ReadFull(f, buf)
 	buf = buf[:n]
+	if isPDF(buf) {
+		info, err := f.Stat()
+		if err != nil {
+			return ""
+		}
+		return pdfText(f, info.Size(), limit)
+	}
 	kind := http.DetectContentType(buf)
 	if !strings.HasPrefix(kind, "text/") && !strings.Contains(kind, "json") && !strings.Contains(kind, "xml") {
 		return ""
 	}
-	if n > maxDownloadText {
-		buf = buf[:maxDownloadText]
+	if n > limit {
+		buf = buf[:limit]
 		if i := bytes.LastIndexByte(buf, '\n'); i > 0 {
 			buf = buf[:i+1]
 		}

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/chromedp/chromedp"
+
 	"github.com/headroom-agent/headroom/internal/testsite"
 )
 
@@ -91,6 +93,27 @@ func TestDownloadsAreSavedUnderTheirNamesWithinABound(t *testing.T) {
 		}
 		if _, err := os.Stat(dir); !os.IsNotExist(err) {
 			t.Errorf("the Page's own downloads folder outlives it: %v", err)
+		}
+	})
+	t.Run("a PDF", func(t *testing.T) {
+		p := open(t, Options{DownloadDir: t.TempDir(), AllowedDomains: []string{"127.0.0.1"}})
+		if _, err := p.Navigate(ctx, s.URL+"/orders/invoices.html"); err != nil {
+			t.Fatal(err)
+		}
+		// The invoice's link opens it; as a download it is saved and read.
+		if _, err := chromedp.Run(p.tab().ctx, chromedp.Evaluate[bool](`document.querySelector('a[href="invoice-7.pdf"]').setAttribute('download', 'INV-7.pdf'), true`)); err != nil {
+			t.Fatal(err)
+		}
+		out, err := p.Click(ctx, CSS(`a[href="invoice-7.pdf"]`))
+		if err != nil || len(out.Downloads) != 1 || !out.Downloads[0].Saved {
+			t.Fatalf("the PDF's download: %s, %v", out, err)
+		}
+		snap, err := p.Observe(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(snap.Downloads) != 1 || !strings.Contains(snap.Downloads[0].Text, "Total due 2,225.00 EUR\n") {
+			t.Errorf("the next snapshot tells of %+v, want the invoice's rows", snap.Downloads)
 		}
 	})
 	t.Run("too large", func(t *testing.T) {

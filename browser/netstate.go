@@ -30,6 +30,9 @@ type netState struct {
 	// unreachable is why the fence could not reach the main frame's
 	// document, when the page shows the fence's answer instead of one.
 	unreachable string
+	// docType is the main frame's document's media type (application/pdf
+	// for a file the browser's viewer shows).
+	docType string
 	// refusedFrames are the addresses of the document's frames the fence
 	// refused, never read: outside the allowed domains.
 	refusedFrames []string
@@ -54,16 +57,28 @@ func (n *netState) framesRefused() []string {
 	return append([]string(nil), n.refusedFrames...)
 }
 
+// notify wakes whatever waits on the tab's next event, for a change
+// the browser did not report (a download named and read).
+func (n *netState) notify() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.wakeLocked()
+}
+
+func (n *netState) wakeLocked() {
+	if n.wake != nil {
+		close(n.wake)
+		n.wake = nil
+	}
+}
+
 func (n *netState) observe(ev any) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.inflight == nil {
 		n.inflight = map[network.RequestID]int64{}
 	}
-	if n.wake != nil {
-		close(n.wake)
-		n.wake = nil
-	}
+	n.wakeLocked()
 	now := time.Now()
 	switch e := ev.(type) {
 	case *network.EventRequestWillBeSent:
@@ -83,6 +98,7 @@ func (n *netState) observe(ev any) {
 	case *network.EventResponseReceived:
 		if e.Type == network.ResourceTypeDocument && e.Response != nil && (string(e.FrameID) == n.mainFrame || n.mainFrame == "") {
 			n.unreachable, _ = e.Response.Headers[fenceUnreachable].(string)
+			n.docType = e.Response.MimeType
 		}
 	case *network.EventLoadingFinished:
 		delete(n.inflight, e.RequestID)
@@ -187,6 +203,13 @@ func (n *netState) unreachableDoc() string {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	return n.unreachable
+}
+
+// documentType is the main frame's document's media type.
+func (n *netState) documentType() string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.docType
 }
 
 func (n *netState) isLoading() bool {

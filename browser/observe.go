@@ -25,6 +25,9 @@ func (p *Page) Observe(ctx context.Context) (*Snapshot, error) {
 		if s, err = capture(ctx, p.opts.Snapshot); err != nil {
 			return err
 		}
+		if p.showsPDF() {
+			p.addPDFLines(ctx, s)
+		}
 		p.learnCookies(ctx)
 		p.seenAt(s.URL)
 		p.redactSnapshot(s)

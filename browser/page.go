@@ -191,10 +191,11 @@ type Page struct {
 	first         *tab               // the run's tab, opened with the Page; lives until Close
 	cancelBrowser context.CancelFunc // the launched browser's first tab, when the run's tab has a context of its own
 	cancelAlloc   context.CancelFunc
-	pid           int    // launched Chrome's pid; 0 when attached
-	older         []int  // with ReapHelpers, the processes below this one before Chrome started
-	profile       string // launched Chrome's profile directory, removed by Close
-	downloadTmp   string // the downloads folder the Page made, removed by Close
+	pid           int            // launched Chrome's pid; 0 when attached
+	older         []int          // with ReapHelpers, the processes below this one before Chrome started
+	profile       string         // launched Chrome's profile directory, removed by Close
+	downloadTmp   string         // the downloads folder the Page made, removed by Close
+	keeping       sync.WaitGroup // whole downloads being named and read, for Close to wait on
 
 	crashed atomic.Bool
 	dead    chan struct{} // closed when the renderer crashes
@@ -581,6 +582,7 @@ func (p *Page) Close() error {
 	if p.cancelAlloc != nil {
 		p.cancelAlloc() // waits for a launched Chrome to exit
 	}
+	p.keeping.Wait()
 	if p.downloadTmp != "" {
 		errs = append(errs, removeDir("the downloads folder", p.downloadTmp))
 	}

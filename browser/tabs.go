@@ -27,6 +27,7 @@ type tab struct {
 	opener target.ID
 	net    netState
 	gone   atomic.Bool // closed, by the page or the run
+	pdf    atomic.Pointer[openedPDF]
 }
 
 // tab is the tab actions and observations go to.
