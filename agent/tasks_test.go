@@ -71,6 +71,8 @@ var taskWants = map[string]struct {
 	"orders-note": {[]agent.Status{agent.Succeeded}, ``, `^click \[\d+\] on link "Back to orders"$`},
 	// An opened PDF is read as the page: the answer is in its rows.
 	"orders-invoice": {[]agent.Status{agent.Succeeded}, `2,225\.00 EUR`, `^click \[\d+\] on link "Invoice INV-7"$`},
+	// A downloaded PDF is read into its note: the answer is in its rows.
+	"orders-invoice-pdf": {[]agent.Status{agent.Succeeded}, `2,225\.00 EUR`, `^click \[\d+\] on link "Download INV-7 \(PDF\)"$`},
 	// The card form is a frame from another host, read in place.
 	"orders-pay": {[]agent.Status{agent.Succeeded}, `Order 7 is paid`, `^type \[\d+\] "4242 4242 4242 4242" on textbox "Card number"$`},
 	// The answer names the first walnut piece, the one added.

@@ -463,6 +463,13 @@ func pick(in calltypes.PickInput, offered []string) calltypes.Action {
 	for _, w := range keywords(step) {
 		stepWords[w] = true
 	}
+	// A step says first what to do ("Download the invoice", "Send the
+	// form"): of two elements that match alike, the one that names the
+	// doing is the one to take.
+	verb := ""
+	if ws := keywords(step); len(ws) > 0 && strings.HasPrefix(strings.ToLower(strings.TrimSpace(step)), ws[0]) {
+		verb = ws[0]
+	}
 	acted := false
 	for _, h := range in.History {
 		switch h.Action.Kind {
@@ -527,6 +534,9 @@ func pick(in calltypes.PickInput, offered []string) calltypes.Action {
 			}
 			if stepWords[w] {
 				s++
+			}
+			if w == verb {
+				s += 0.25
 			}
 		}
 		switch {

@@ -79,29 +79,35 @@ var questionWords = wordSet(`what which who whom whose when where why how is are
 // word that means something ("price" in "report the price of the cheapest
 // desk", "member" in "how many members") must be there. A superlative of
 // price picks the one amount it names; a count, a line that counts the
-// thing. The page is the answer; the notes stand in for a page that says
-// nothing to it.
+// thing. The page is the answer; the notes and files stand in for a page
+// that says nothing to it. Only when no line holds what is asked do the
+// goal's other words choose.
 func answerAsk(ask string, g goalInfo, lines []string, onPage int) []scored {
 	asked := content(keywords(ask))
-	skip := quotedWords(quotes(ask))
-	for _, src := range [][]string{lines[:onPage], lines} {
-		var ss []scored
-		if len(asked) > 0 {
-			ss = score(src, asked, skip, asked[0], g)
+	type reading struct {
+		words []string
+		skip  map[string]bool
+		first string
+	}
+	var readings []reading
+	if len(asked) > 0 {
+		readings = append(readings, reading{asked, quotedWords(quotes(ask)), asked[0]})
+	}
+	readings = append(readings, reading{g.content, quotedWords(g.quotes), ""})
+	for _, r := range readings {
+		for _, src := range [][]string{lines[:onPage], lines} {
+			ss := score(src, r.words, r.skip, r.first, g)
+			if len(ss) == 0 {
+				continue
+			}
+			if s, ok := superlative(ask, ss, src); ok {
+				return []scored{s}
+			}
+			if s, ok := counted(ask, asked, ss, src); ok {
+				return s
+			}
+			return ss
 		}
-		if len(ss) == 0 {
-			ss = score(src, g.content, quotedWords(g.quotes), "", g)
-		}
-		if len(ss) == 0 {
-			continue
-		}
-		if s, ok := superlative(ask, ss, src); ok {
-			return []scored{s}
-		}
-		if s, ok := counted(ask, asked, ss, src); ok {
-			return s
-		}
-		return ss
 	}
 	return nil
 }
