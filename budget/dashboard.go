@@ -49,6 +49,9 @@ type DeploymentView struct {
 	// from the census (nil without one).
 	RateLimited      map[Cause]int64
 	FleetRateLimited map[Cause]int64
+	// WritesFailed is the writes after a call this process's store did
+	// not take, by write (MetricsSnapshot.StoreWritesFailed).
+	WritesFailed map[string]int64
 	// Answered is the calls this process had answered by it.
 	Answered int64
 	// Model is what the fleet has learned of the deployment's counter, as
@@ -116,6 +119,7 @@ func (r *Router) Dashboard(ctx context.Context) (Dashboard, error) {
 			Reserved: u.Reserved, Requests1s: u.Requests1s, Requests10s: u.Requests10s,
 			BreakerOpen: u.OpenUntil.After(u.Now),
 			RateLimited: maps.Clone(m.RateLimitedBy[d.Name]), Answered: m.ByDeployment[d.Name],
+			WritesFailed: maps.Clone(m.StoreWritesFailed[d.Name]),
 		}
 		if v.RateLimited == nil {
 			v.RateLimited = map[Cause]int64{}

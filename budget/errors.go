@@ -72,6 +72,11 @@ var ErrUnavailable = errors.New("budget store unavailable")
 type StoreError struct {
 	Op  string // reserve, settle, cancel, usage, …
 	Err error
+	// Queued says the write was kept all the same, to be sent again
+	// while the store does not answer: asking again adds nothing, and
+	// whether it was written in the end is the store's to report (a
+	// driver's Flush or Close).
+	Queued bool
 }
 
 func (e *StoreError) Error() string { return "budget store: " + e.Op + ": " + e.Err.Error() }

@@ -54,7 +54,10 @@ func TestA429WidensTheModelForTheWholeFleet(t *testing.T) {
 		} else {
 			h.Set("X-Ratelimit-Remaining-Tokens", "50")
 		}
-		if got := l.Done(bg, budget.Outcome{Sent: true, Status: http.StatusTooManyRequests, Header: h}); string(got) != cause {
+		if err := l.Done(bg, budget.Outcome{Sent: true, Status: http.StatusTooManyRequests, Header: h}); err != nil {
+			t.Fatal(err)
+		}
+		if got := l.Cause(); string(got) != cause {
 			t.Fatalf("classified as %q, want %s", got, cause)
 		}
 	}

@@ -59,28 +59,64 @@ func (o Outcome) Retryable() bool {
 // charge), feeds the headers back (a lowered limit, use the store did
 // not see), opens the shared breaker on a 429 for its Retry-After (at
 // most MaxBreakerWait), and counts server errors toward the local
-// breaker. It returns the cause of a 429 (empty otherwise).
-func (l *Lease) Done(ctx context.Context, o Outcome) Cause {
+// breaker. Each of those writes is asked again while the store does not
+// answer, within ctx's deadline (else RouterOptions.StorePatience); one
+// that still fails is counted (MetricsSnapshot.StoreWritesFailed) and
+// returned, joined with any other: a breaker the fleet never saw, a
+// reservation held to its window's end. The call's answer stands either
+// way. Cause says what a 429 was.
+func (l *Lease) Done(ctx context.Context, o Outcome) error {
 	if l.ended {
-		return ""
+		return nil
 	}
 	l.ended = true
 	now := time.Now()
 	fb := ParseFeedback(o.Header, now)
-	cause := l.done(ctx, o, fb, now)
-	l.router.observe(ctx, l, o, fb, cause)
-	return cause
+	l.cause = l.done(ctx, o, fb, now)
+	l.router.observe(ctx, l, o, fb, l.cause)
+	return errors.Join(l.failed...)
+}
+
+// Cause is why the call was refused, once Done has read a 429; empty
+// for any other outcome.
+func (l *Lease) Cause() Cause { return l.cause }
+
+// write makes one write of Done's, asked again while the store does not
+// answer; one that still fails is counted and kept for Done to return.
+func (l *Lease) write(ctx context.Context, op string, f func() error) {
+	err := l.router.persist(ctx, f)
+	var se *StoreError
+	if err == nil || errors.As(err, &se) && se.Queued {
+		return // written, or the store's to write (see StoreError.Queued)
+	}
+	d := l.Deployment.Name
+	l.router.Metrics.add(func(m *MetricsSnapshot) {
+		if m.StoreWritesFailed[d] == nil {
+			m.StoreWritesFailed[d] = map[string]int64{}
+		}
+		m.StoreWritesFailed[d][op]++
+	})
+	l.failed = append(l.failed, fmt.Errorf("budget: %s on %s: %w", op, d, err))
 }
 
 func (l *Lease) done(ctx context.Context, o Outcome, fb Feedback, now time.Time) Cause {
 	r, d, st := l.router, l.Deployment, l.router.store
 	r.feedback(ctx, l, fb)
+	settle := func(tokens int64) {
+		l.write(ctx, WriteSettle, func() error { return st.Settle(ctx, l.Reservation, tokens) })
+	}
+	openBreaker := func(wait time.Duration) {
+		l.write(ctx, WriteBreaker, func() error {
+			_, err := st.OpenBreaker(ctx, d.QuotaKey, wait)
+			return err
+		})
+	}
 	switch {
 	case !o.Sent:
 		l.cancel(ctx)
 		l.route.br.release(l.probe)
 	case o.OK():
-		_ = st.Settle(ctx, l.Reservation, o.UsedTokens)
+		settle(o.UsedTokens)
 		l.route.br.success()
 		r.Metrics.add(func(m *MetricsSnapshot) { m.ByDeployment[d.Name]++ })
 	case o.Status == http.StatusTooManyRequests:
@@ -94,16 +130,16 @@ func (l *Lease) done(ctx context.Context, o Outcome, fb Feedback, now time.Time)
 		if wait <= 0 {
 			wait = time.Second
 		}
-		_, _ = st.OpenBreaker(ctx, d.QuotaKey, wait)
+		openBreaker(wait)
 		return cause
 	case o.Sent && o.answered():
 		// An answer came and could not be read: Azure may have charged
 		// it, so the charge is kept. Asking again would get the same.
-		_ = st.Settle(ctx, l.Reservation, 0)
+		settle(0)
 		l.route.br.release(l.probe)
 	case o.Retryable():
 		// The call may have been admitted and charged: keep the charge.
-		_ = st.Settle(ctx, l.Reservation, 0)
+		settle(0)
 		r.Metrics.add(func(m *MetricsSnapshot) {
 			if o.Status == 0 {
 				m.TransportErrors++
@@ -112,7 +148,7 @@ func (l *Lease) done(ctx context.Context, o Outcome, fb Feedback, now time.Time)
 			}
 		})
 		if backoff, trip := l.route.br.failure(now, l.probe); trip {
-			_, _ = st.OpenBreaker(ctx, d.QuotaKey, backoff)
+			openBreaker(backoff)
 			r.Metrics.add(func(m *MetricsSnapshot) { m.BreakerTrips++ })
 		}
 	default:
@@ -121,6 +157,16 @@ func (l *Lease) done(ctx context.Context, o Outcome, fb Feedback, now time.Time)
 	}
 	return ""
 }
+
+// The writes Done makes, as MetricsSnapshot.StoreWritesFailed counts
+// them.
+const (
+	WriteSettle  = "settle"
+	WriteCancel  = "cancel"
+	WriteBreaker = "open_breaker"
+	WriteLimit   = "effective_limit"
+	WriteAbsorb  = "absorb"
+)
 
 // tooLong is a *WaitError when w, what deployment asked a call to wait,
 // runs past the call's deadline, or past MaxBreakerWait for a call with
@@ -145,7 +191,7 @@ const MaxBreakerWait = 10 * time.Minute
 // cancel gives the reservation back, asking a store that does not answer
 // again (the id counts once): until it answers, the room stays held.
 func (l *Lease) cancel(ctx context.Context) {
-	_ = l.router.persist(ctx, func() error { return l.router.store.Cancel(ctx, l.Reservation) })
+	l.write(ctx, WriteCancel, func() error { return l.router.store.Cancel(ctx, l.Reservation) })
 }
 
 // feedback corrects the shared model from an answer's headers.
@@ -156,7 +202,7 @@ func (r *Router) feedback(ctx context.Context, l *Lease, fb Feedback) {
 		// The effective limit moved: route against it, fleet-wide, until
 		// answers stop saying so.
 		limit = fb.LimitTokens
-		_ = r.store.SetEffectiveLimit(ctx, d.QuotaKey, fb.LimitTokens, 2*r.store.Window())
+		l.write(ctx, WriteLimit, func() error { return r.store.SetEffectiveLimit(ctx, d.QuotaKey, fb.LimitTokens, 2*r.store.Window()) })
 		r.Metrics.add(func(m *MetricsSnapshot) { m.EffectiveLimits++ })
 	}
 	// Azure may know of use we did not see (other clients of the
@@ -205,7 +251,7 @@ func (r *Router) feedback(ctx context.Context, l *Lease, fb Feedback) {
 		}
 	}
 	if tokens > 0 || requests > 0 {
-		_ = r.store.Absorb(ctx, d.QuotaKey, tokens, requests)
+		l.write(ctx, WriteAbsorb, func() error { return r.store.Absorb(ctx, d.QuotaKey, tokens, requests) })
 		r.Metrics.add(func(m *MetricsSnapshot) { m.AbsorbedTokens += tokens })
 	}
 }
@@ -281,11 +327,12 @@ func (r *Router) Do(ctx context.Context, c Call, send func(context.Context, *Lea
 			// Not sent: reserve again, without spending an attempt.
 			late++
 			a--
-			l.Done(ctx, o)
+			_ = l.Done(ctx, o) // counted in Metrics; the call goes on
 			continue
 		}
 		made++
-		cause = l.Done(ctx, o)
+		_ = l.Done(ctx, o) // counted in Metrics; the call's answer stands
+		cause = l.Cause()
 		if o.OK() {
 			r.Metrics.add(func(m *MetricsSnapshot) { m.Completed++ })
 			return o, l, nil

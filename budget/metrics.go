@@ -36,11 +36,15 @@ type MetricsSnapshot struct {
 	// shed calls per priority class.
 	RateLimitedBy map[string]map[Cause]int64
 	ShedBy        map[Class]int64
+	// StoreWritesFailed counts the writes after a call (Lease.Done's:
+	// WriteSettle, WriteBreaker, ...) the store did not take though
+	// asked again, per deployment, then write.
+	StoreWritesFailed map[string]map[string]int64
 }
 
 func newMetrics() *Metrics {
 	return &Metrics{s: MetricsSnapshot{RateLimited: map[Cause]int64{}, ByDeployment: map[string]int64{},
-		RateLimitedBy: map[string]map[Cause]int64{}, ShedBy: map[Class]int64{}}}
+		RateLimitedBy: map[string]map[Cause]int64{}, ShedBy: map[Class]int64{}, StoreWritesFailed: map[string]map[string]int64{}}}
 }
 
 func (m *Metrics) add(f func(*MetricsSnapshot)) {
@@ -64,6 +68,10 @@ func (m *Metrics) Snapshot() MetricsSnapshot {
 		s.RateLimitedBy[k] = maps.Clone(v)
 	}
 	s.ShedBy = maps.Clone(m.s.ShedBy)
+	s.StoreWritesFailed = make(map[string]map[string]int64, len(m.s.StoreWritesFailed))
+	for k, v := range m.s.StoreWritesFailed {
+		s.StoreWritesFailed[k] = maps.Clone(v)
+	}
 	return s
 }
 

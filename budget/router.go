@@ -215,6 +215,8 @@ type Lease struct {
 	seen   Usage // the deployment's state when it was chosen
 	probe  bool  // this call is the breaker's half-open probe
 	ended  bool
+	cause  Cause   // a 429's, once Done read it
+	failed []error // Done's writes the store did not take
 	// admitted is when the reservation was asked for, on this process's
 	// clock: the start of the lag the pacing allows for. The store admits
 	// it somewhere in its round trip, which may queue behind others'.
@@ -302,8 +304,8 @@ func (r *Router) persist(ctx context.Context, f func() error) error {
 			return err
 		}
 		var se *StoreError
-		if !errors.As(err, &se) {
-			return err // an answer of another kind: asking again gives the same
+		if !errors.As(err, &se) || se.Queued {
+			return err // an answer of another kind, or a write the store keeps: asking again gives the same
 		}
 		storeErr = err
 		if !se.Busy() {

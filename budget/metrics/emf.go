@@ -76,11 +76,13 @@ func (e *EMF) Flush(ctx context.Context) error {
 			"RateLimited":          sum(d.RateLimited),
 			"RequestsInOneSecond":  d.Requests1s,
 			"RequestsInTenSeconds": d.Requests10s,
+			"StoreWritesFailed":    sum(d.WritesFailed),
 		}
 		units := map[string]string{
 			"ReservedTokens": "Count", "ReservedFraction": "None", "ConfiguredTPM": "Count", "EffectiveTPM": "Count",
 			"TokenUtilisation": "Percent", "RequestUtilisation": "Percent", "BreakerOpen": "None",
 			"CallsAnswered": "Count", "RateLimited": "Count", "RequestsInOneSecond": "Count", "RequestsInTenSeconds": "Count",
+			"StoreWritesFailed": "Count",
 		}
 		for _, c := range causes {
 			name := "RateLimited" + title(string(c))

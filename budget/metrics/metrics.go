@@ -59,6 +59,9 @@ type Source func(ctx context.Context) (View, error)
 // of four lines never loses one.
 var causes = []budget.Cause{budget.CauseTokens, budget.CauseRequests, budget.CauseAdjustment, budget.CauseUnknown}
 
+// writes are the writes after a call, each reported even at zero.
+var writes = []string{budget.WriteSettle, budget.WriteCancel, budget.WriteBreaker, budget.WriteLimit, budget.WriteAbsorb}
+
 // classes are the priority classes, named as task files write them.
 var classes = []struct {
 	c    budget.Class

@@ -102,7 +102,8 @@ func view() metrics.View {
 			Deployments: []budget.DeploymentView{
 				{Name: "east", ConfiguredTPM: 100000, EffectiveTPM: 80000, RPM: 600, Reserved: 40000, ReservedFraction: 0.5,
 					TokenUtilisation: 0.4, RequestUtilisation: 0.2, BreakerOpen: true,
-					RateLimited: map[budget.Cause]int64{budget.CauseAdjustment: 2}, FleetRateLimited: map[budget.Cause]int64{budget.CauseAdjustment: 7}},
+					RateLimited: map[budget.Cause]int64{budget.CauseAdjustment: 2}, FleetRateLimited: map[budget.Cause]int64{budget.CauseAdjustment: 7},
+					WritesFailed: map[string]int64{budget.WriteBreaker: 1}},
 				{Name: "west", ConfiguredTPM: 50000, EffectiveTPM: 50000, RPM: 300, Reserved: 5000, ReservedFraction: 0.1, RateLimited: map[budget.Cause]int64{}},
 			},
 		},
@@ -194,7 +195,7 @@ func TestEMFLinesFollowTheSpecification(t *testing.T) {
 	}
 	east := byDim["deployment"][0]
 	for k, want := range map[string]string{"deployment": "east", "ReservedFraction": "0.5", "EffectiveTPM": "80000", "ConfiguredTPM": "100000",
-		"BreakerOpen": "1", "RateLimitedAdjustment": "2", "RateLimitedTokens": "0", "FleetRateLimited": "7", "TokenUtilisation": "40"} {
+		"BreakerOpen": "1", "StoreWritesFailed": "1", "RateLimitedAdjustment": "2", "RateLimitedTokens": "0", "FleetRateLimited": "7", "TokenUtilisation": "40"} {
 		if got := east[k]; fmt.Sprint(got) != want {
 			t.Errorf("east %s = %v, want %s", k, got, want)
 		}
@@ -273,6 +274,8 @@ func TestPrometheusSeriesPerDeployment(t *testing.T) {
 		`headroom_rate_limited_total{cause="adjustment",deployment="east"} 2`,
 		`headroom_fleet_rate_limited{cause="adjustment",deployment="east"} 7`,
 		`headroom_breaker_open{deployment="east"} 1`,
+		`headroom_store_writes_failed_total{deployment="east",write="open_breaker"} 1`,
+		`headroom_store_writes_failed_total{deployment="west",write="settle"} 0`,
 		`headroom_active_agents 12`,
 		`headroom_headroom_spread_ratio 0.4`,
 		`headroom_shed_total{priority="background"} 3`,

@@ -38,6 +38,7 @@ var (
 	descSpread        = prometheus.NewDesc("headroom_headroom_spread_ratio", "The fullest deployment's reserved ratio less the emptiest's.", nil, nil)
 	descFleetReserved = prometheus.NewDesc("headroom_fleet_reserved_tokens", "Tokens the fleet holds this window, over every deployment.", nil, nil)
 	descAgents        = prometheus.NewDesc("headroom_active_agents", "The fleet's agents alive, by the store's census.", nil, nil)
+	descWritesFailed  = prometheus.NewDesc("headroom_store_writes_failed_total", "Writes after a call (settle, cancel, open_breaker, effective_limit, absorb) the store did not take though asked again, by deployment and write: a breaker the fleet never saw, a reservation held to its window's end.", []string{"deployment", "write"}, nil)
 	descShed          = prometheus.NewDesc("headroom_shed_total", "Calls this process shed for want of budget in time, by priority class.", []string{"priority"}, nil)
 	descModelRatio    = prometheus.NewDesc("headroom_model_estimate_ratio", "What Azure is seen to charge over what headroom reserves, learned by the fleet (1 until learned).", dep, nil)
 	descModelMargin   = prometheus.NewDesc("headroom_model_margin_ratio", "Share of the deployment's limit, as headroom counts it, reservations may use: the safety share kept back, divided by the estimate ratio.", dep, nil)
@@ -55,7 +56,7 @@ var (
 
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descReserved, descReservedRatio, descLimit, descRPM, descUtil, descRequests, descBreaker,
-		descLimited, descFleetLimited, descAnswered, descSpread, descFleetReserved, descAgents, descShed,
+		descLimited, descFleetLimited, descAnswered, descSpread, descFleetReserved, descAgents, descShed, descWritesFailed,
 		descModelRatio, descModelMargin, descModelSafety, descModelPacing,
 		descTypeCalls, descTypeReserved, descTypeUsed, descTypeError, descTypeAnswers,
 		descLearnedHits, descLearnedMisses, descLearnedHeals} {
@@ -89,6 +90,9 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		g(descRequests, float64(d.Requests10s), d.Name, "10s")
 		g(descBreaker, float64(b2i(d.BreakerOpen)), d.Name)
 		n(descAnswered, float64(d.Answered), d.Name)
+		for _, w := range writes {
+			n(descWritesFailed, float64(d.WritesFailed[w]), d.Name, w)
+		}
 		if m := d.Model; m != nil {
 			g(descModelRatio, m.Ratio, d.Name)
 			g(descModelMargin, m.Margin, d.Name)

@@ -70,8 +70,10 @@ func (s *Store) Count(ctx context.Context, deployments ...string) (budget.Count,
 	}
 	agents, per, err := run(false)
 	if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
-		_ = s.load(ctx)
-		agents, per, err = run(true)
+		loadErr := s.load(ctx)
+		if agents, per, err = run(true); err != nil {
+			err = errors.Join(err, loadErr)
+		}
 	}
 	if err != nil {
 		return budget.Count{}, wrap(ctx, "count", err)

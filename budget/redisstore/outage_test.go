@@ -128,3 +128,26 @@ func TestRedactURL(t *testing.T) {
 		t.Errorf("Dial error %v shows the password", err)
 	}
 }
+
+// TestCloseReportsTheSettlesItCouldNotSend: a settle is queued, not
+// waited for; with Redis gone, Flush and Close return it, wrapping
+// ErrUnavailable, instead of dropping it.
+func TestCloseReportsTheSettlesItCouldNotSend(t *testing.T) {
+	srv, s := ownServer(t)
+	ctx := context.Background()
+	r, err := s.Reserve(ctx, "", "d", budget.Cost{Tokens: 10}, budget.Limits{Tokens: 1000, Requests: 600})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Kill()
+	if err := s.Settle(ctx, r, 5); err != nil {
+		var se *budget.StoreError
+		if !errors.As(err, &se) || !se.Queued {
+			t.Fatalf("Settle with Redis gone = %v, want nil or a StoreError saying it is queued", err)
+		}
+	}
+	err = s.Close()
+	if !errors.Is(err, budget.ErrUnavailable) || !strings.Contains(err.Error(), "settle") {
+		t.Errorf("Close with a settle unsent = %v, want a StoreError naming it", err)
+	}
+}

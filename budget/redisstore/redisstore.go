@@ -78,6 +78,7 @@ type Store struct {
 
 	reserves batchers[reserveItem]
 	finishes batchers[finishItem]
+	lost     lostSettles // settles the queue gave up on, for Flush and Close
 	lastFail atomic.Pointer[failure]
 }
 
@@ -275,21 +276,27 @@ func (s *Store) load(ctx context.Context) error {
 
 func (s *Store) Window() time.Duration { return s.window }
 
-// Flush waits until the settles queued so far are written.
+// Flush waits until the settles queued so far are written, and returns
+// what could not be: the settles given up on since the last Flush, and
+// a store failing now.
 func (s *Store) Flush(ctx context.Context) error {
 	if err := s.finishes.flush(ctx); err != nil {
-		return err
+		return errors.Join(storeError("flush", err), s.lost.take())
 	}
-	return s.down("flush")
+	return errors.Join(s.down("flush"), s.lost.take())
 }
 
-// Close sends the settles still queued (for up to a second) and closes
-// the client.
+// Close sends the settles still queued (for up to a second), closes the
+// client, and returns what it could not send: the settles given up on,
+// those still queued, the client's own error.
 func (s *Store) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	_ = s.finishes.flush(ctx)
-	return s.rdb.Close()
+	var queued error
+	if err := s.finishes.flush(ctx); err != nil {
+		queued = &budget.StoreError{Op: "close", Err: fmt.Errorf("settles still queued after a second: %w", err)}
+	}
+	return errors.Join(s.lost.take(), queued, s.rdb.Close())
 }
 
 // keys of one deployment, all under one hash tag.
@@ -406,9 +413,18 @@ func (s *Store) Settle(ctx context.Context, r budget.Reservation, actual int64) 
 		return errors.New("redisstore: settle: the reservation has no id or deployment")
 	}
 	// Queued even when the store is failing: it is sent again until the
-	// store answers or Patience runs out. The error says it is failing.
+	// store answers or Patience runs out. The error says it is failing,
+	// and that the settle is kept; one the queue gives up on is reported
+	// by Flush and Close.
 	s.finishes.get(r.Deployment).post(&finishItem{id: r.ID, window: r.Window, actual: max(0, actual)})
-	return s.down("settle")
+	if err := s.down("settle"); err != nil {
+		var se *budget.StoreError
+		if errors.As(err, &se) {
+			se.Queued = true
+		}
+		return err
+	}
+	return nil
 }
 
 // Cancel is sent at once and waited for: the room it gives back may be
@@ -491,6 +507,9 @@ func (s *Store) runFinishes(deployment string) func(context.Context, []*finishIt
 		s.failed(err)
 		for _, it := range items {
 			it.err = err
+			if err != nil && !it.cancel {
+				s.lost.add(deployment, err) // a cancel's caller hears of it
+			}
 		}
 	}
 }
@@ -547,8 +566,10 @@ func (s *Store) Usage(ctx context.Context, deployments ...string) ([]budget.Usag
 		// promoted since New). Load the scripts for the calls to come, and
 		// send this one as EVAL, which needs no cache whichever node it
 		// reaches.
-		_ = s.load(ctx)
-		cmds, err = run(true)
+		loadErr := s.load(ctx)
+		if cmds, err = run(true); err != nil {
+			err = errors.Join(err, loadErr)
+		}
 	}
 	if err != nil {
 		return nil, wrap(ctx, "usage", err)

@@ -1,0 +1,71 @@
+package budget_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/headroom-agent/headroom/budget"
+)
+
+// TestAWriteAfterTheCallIsCountedAndReturned: each write Done makes after
+// a call, against a store that went away between the reservation and the
+// answer, is asked again within the deadline, then counted by write and
+// deployment and returned, wrapping ErrUnavailable; none vanishes.
+func TestAWriteAfterTheCallIsCountedAndReturned(t *testing.T) {
+	lowered := http.Header{"X-Ratelimit-Limit-Tokens": {"50000"}}
+	crowded := http.Header{"X-Ratelimit-Limit-Tokens": {"100000"}, "X-Ratelimit-Remaining-Tokens": {"1000"}}
+	for _, c := range []struct {
+		name  string
+		o     budget.Outcome
+		write string
+	}{
+		{"not sent: the cancel", budget.Outcome{Sent: false}, budget.WriteCancel},
+		{"a 429: the cancel and the shared breaker", budget.Outcome{Sent: true, Status: http.StatusTooManyRequests, Header: http.Header{"Retry-After-Ms": {"500"}}}, budget.WriteBreaker},
+		{"a lowered limit", budget.Outcome{Sent: true, Status: http.StatusOK, UsedTokens: 60, Header: lowered}, budget.WriteLimit},
+		{"use the store did not see", budget.Outcome{Sent: true, Status: http.StatusOK, UsedTokens: 60, Header: crowded}, budget.WriteAbsorb},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			srv, r := ownRedis(t)
+			l := acquire(t, r, budget.Call{Tokens: 100})
+			srv.Kill()
+			ctx, cancel := context.WithTimeout(bg, 3*time.Second)
+			defer cancel()
+			err := l.Done(ctx, c.o)
+			if !errors.Is(err, budget.ErrUnavailable) && !errors.Is(err, context.DeadlineExceeded) {
+				t.Fatalf("Done returned %v, want the store's error", err)
+			}
+			if !strings.Contains(err.Error(), c.write+" on a") {
+				t.Errorf("Done's error %q does not name the %s write", err, c.write)
+			}
+			if n := r.Metrics.Snapshot().StoreWritesFailed["a"][c.write]; n != 1 {
+				t.Errorf("counted %d failed %s writes, want 1 (%+v)", n, c.write, r.Metrics.Snapshot().StoreWritesFailed)
+			}
+		})
+	}
+}
+
+// TestAWriteTheStoreTookIsNotCounted: with the store up, Done's writes
+// return nothing and count nothing.
+func TestAWriteTheStoreTookIsNotCounted(t *testing.T) {
+	_, r := ownRedis(t)
+	// The last fills the window: no call could be placed after it.
+	for _, o := range []budget.Outcome{
+		{Sent: false},
+		{Sent: true, Status: http.StatusTooManyRequests, Header: http.Header{"Retry-After-Ms": {"10"}}},
+		{Sent: true, Status: http.StatusOK, UsedTokens: 60},
+		{Sent: true, Status: http.StatusOK, UsedTokens: 60, Header: http.Header{"X-Ratelimit-Limit-Tokens": {"50000"}, "X-Ratelimit-Remaining-Tokens": {"1000"}}},
+	} {
+		l := acquire(t, r, budget.Call{Tokens: 100})
+		if err := l.Done(bg, o); err != nil {
+			t.Errorf("Done(%+v) = %v", o, err)
+		}
+		time.Sleep(20 * time.Millisecond) // past the breaker
+	}
+	if m := r.Metrics.Snapshot(); len(m.StoreWritesFailed) != 0 {
+		t.Errorf("failed writes counted with the store up: %+v", m.StoreWritesFailed)
+	}
+}
