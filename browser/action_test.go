@@ -92,19 +92,23 @@ func TestAStepIsAnAction(t *testing.T) {
 }
 
 func TestDoRefusesWhatItCannotTake(t *testing.T) {
-	// Neither reaches the browser, so a Page that never opened will do.
+	// None reaches the browser, so a Page that never opened will do.
 	p := new(Page)
 	ctx := context.Background()
 	for _, c := range []struct {
 		a    Action
 		want string
+		kind error
 	}{
-		{Action{Kind: "swipe", Target: CSS("a")}, "browser: swipe: no element matches: unknown action"},
-		{Click(nil), "browser: click: no element matches: no element named"},
-		{TypeInto(nil, "x", false), "browser: type: no element matches: no element named"},
+		{Action{Kind: "swipe", Target: CSS("a")}, "browser: swipe: not an action the page can take: unknown action", ErrNoAction},
+		{Action{}, "browser: do: not an action the page can take: the action has no kind", ErrNoAction},
+		{Action{Kind: KindScreenshot}, "browser: screenshot: not an action the page can take: no file to write", ErrNoAction},
+		{Click(nil), "browser: click: no element matches: no element named", ErrNotFound},
+		{TypeInto(nil, "x", false), "browser: type: no element matches: no element named", ErrNotFound},
 	} {
 		_, err := p.Do(ctx, c.a)
-		if !errors.Is(err, ErrNotFound) || !strings.HasPrefix(err.Error(), c.want) {
+		var be *Error
+		if !errors.Is(err, c.kind) || !errors.As(err, &be) || !strings.HasPrefix(err.Error(), c.want) {
 			t.Errorf("Do(%s) = %v, want %q", c.a, err, c.want)
 		}
 	}

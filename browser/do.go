@@ -9,7 +9,10 @@ import (
 )
 
 // Do takes one action and says what it did. Every action goes through
-// here, whether a script or a model chose it.
+// here, whether a script or a model chose it. Its error is an *Error
+// (ErrNoAction for one it cannot take as written), or ctx's own when the
+// caller's context ended, or a screenshot's file that could not be
+// written.
 func (p *Page) Do(ctx context.Context, a Action) (Outcome, error) {
 	var out Outcome
 	var err error
@@ -18,6 +21,8 @@ func (p *Page) Do(ctx context.Context, a Action) (Outcome, error) {
 		out, err = p.perform(ctx, a)
 	case a.Kind != "":
 		out, err = p.builtin(ctx, a)
+	default:
+		return Outcome{}, fail("do", "", ErrNoAction, "the action has no kind and no function: build one with Click, TypeInto, ... or Perform")
 	}
 	if err != nil {
 		return out, err
@@ -74,7 +79,7 @@ func (p *Page) builtin(ctx context.Context, a Action) (Outcome, error) {
 	case KindScreenshot:
 		out := Outcome{Effect: Nothing}
 		if a.File == "" {
-			return out, fmt.Errorf("screenshot: no file to write: a screenshot is a file name in its folder, such as shot.png")
+			return out, fail("screenshot", "", ErrNoAction, "no file to write: a screenshot is a file name in its folder, such as shot.png")
 		}
 		png, err := p.Screenshot(ctx)
 		if err == nil {
@@ -82,7 +87,7 @@ func (p *Page) builtin(ctx context.Context, a Action) (Outcome, error) {
 		}
 		return out, err
 	}
-	return Outcome{}, fail(string(a.Kind), "", ErrNotFound, "unknown action: want click, type, select, navigate, scroll, press, hover, upload, back, wait, screenshot, tab or close-tab, or an action of your own (Perform)")
+	return Outcome{}, fail(string(a.Kind), "", ErrNoAction, "unknown action: want click, type, select, navigate, scroll, press, hover, upload, back, wait, screenshot, tab or close-tab, or an action of your own (Perform)")
 }
 
 // perform takes an action of the caller's own: on its element when it

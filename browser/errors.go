@@ -34,6 +34,10 @@ var (
 	// ErrFocusMoved is keys meant for an element while the page had moved
 	// the keyboard's focus elsewhere: none were sent.
 	ErrFocusMoved = errors.New("the focus left the element")
+	// ErrNoAction is an Action the page cannot take as written: an
+	// unknown kind, no kind and no function, a screenshot with no file.
+	// Nothing reached the browser.
+	ErrNoAction = errors.New("not an action the page can take")
 )
 
 // Error is a failed browser operation: what was tried (Op, on Target), the

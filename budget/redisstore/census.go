@@ -3,7 +3,6 @@ package redisstore
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -86,7 +85,7 @@ func (s *Store) Count(ctx context.Context, deployments ...string) (budget.Count,
 	for i, d := range deployments {
 		v, err := per[i].Int64Slice()
 		if err != nil || len(v) != len(causes) {
-			return budget.Count{}, wrap(ctx, "count", fmt.Errorf("unexpected reply %v: %v", v, err))
+			return budget.Count{}, wrap(ctx, "count", unexpectedReply(v, err))
 		}
 		m := map[budget.Cause]int64{}
 		for j, c := range causes {

@@ -578,7 +578,7 @@ func (s *Store) Usage(ctx context.Context, deployments ...string) ([]budget.Usag
 	for i, c := range cmds {
 		v, err := c.Slice()
 		if err != nil || len(v) < 9 {
-			return nil, wrap(ctx, "usage", fmt.Errorf("unexpected reply %v: %v", v, err))
+			return nil, wrap(ctx, "usage", unexpectedReply(v, err))
 		}
 		u := budget.Usage{
 			Deployment: deployments[i],
@@ -669,6 +669,15 @@ func (b busyReply) Unwrap() error { return b.error }
 // wrap turns errors that mean "the store is not there" into a
 // *budget.StoreError; the end of the caller's own context is not the
 // store's fault and passes through as it is.
+// unexpectedReply is a reply of the wrong shape, and the error that said
+// so, kept for errors.Is.
+func unexpectedReply(v any, err error) error {
+	if err != nil {
+		return fmt.Errorf("unexpected reply %v: %w", v, err)
+	}
+	return fmt.Errorf("unexpected reply %v", v)
+}
+
 func wrap(ctx context.Context, op string, err error) error {
 	if err == nil {
 		return nil
