@@ -76,6 +76,9 @@ type ModelView struct {
 
 // Dashboard reads the store for every deployment the router routes over.
 func (r *Router) Dashboard(ctx context.Context) (Dashboard, error) {
+	if err := r.made(); err != nil {
+		return Dashboard{}, err
+	}
 	var ds []*Deployment
 	seen := map[string]bool{}
 	for _, d := range r.cfg.Deployments {

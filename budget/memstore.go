@@ -9,10 +9,11 @@ import (
 )
 
 // MemStore keeps the counters in this process: the single-process default,
-// and the store for users without Redis. Its zero value is not usable; call
-// NewMemStore.
+// and the store for users without Redis. Its zero value is a store with
+// the default options, as NewMemStore(MemOptions{}) makes.
 type MemStore struct {
-	opts MemOptions
+	opts  MemOptions
+	ready sync.Once // init
 
 	mu    sync.Mutex
 	deps  map[string]*memDeployment
@@ -59,19 +60,32 @@ type memReservation struct {
 
 // NewMemStore returns an empty in-memory store.
 func NewMemStore(o MemOptions) *MemStore {
-	if o.Window < MinWindow {
-		o.Window = DefaultWindow
-	}
-	if o.Policy == "" {
-		o.Policy = Hold
-	}
-	if o.Now == nil {
-		o.Now = time.Now
-	}
-	return &MemStore{opts: o, deps: map[string]*memDeployment{}, res: map[string]*memReservation{}}
+	s := &MemStore{opts: o}
+	s.init()
+	return s
 }
 
-func (s *MemStore) Window() time.Duration { return s.opts.Window }
+// init gives the store its defaults and maps, once: a MemStore declared
+// as a zero value works as NewMemStore(MemOptions{}) does.
+func (s *MemStore) init() {
+	s.ready.Do(func() {
+		if s.opts.Window < MinWindow {
+			s.opts.Window = DefaultWindow
+		}
+		if s.opts.Policy == "" {
+			s.opts.Policy = Hold
+		}
+		if s.opts.Now == nil {
+			s.opts.Now = time.Now
+		}
+		s.deps, s.res = map[string]*memDeployment{}, map[string]*memReservation{}
+	})
+}
+
+func (s *MemStore) Window() time.Duration {
+	s.init()
+	return s.opts.Window
+}
 
 // Flush has nothing to do: settles apply at once.
 func (s *MemStore) Flush(context.Context) error { return nil }
@@ -109,6 +123,7 @@ func (s *MemStore) dep(name string, now time.Time) *memDeployment {
 }
 
 func (s *MemStore) Reserve(ctx context.Context, id, deployment string, cost Cost, lim Limits) (Reservation, error) {
+	s.init()
 	if err := validate(deployment, cost, lim); err != nil {
 		return Reservation{}, err
 	}
@@ -196,12 +211,14 @@ func refuse(name string, d *memDeployment, cost Cost, lim Limits, now time.Time,
 }
 
 func (s *MemStore) Settle(ctx context.Context, r Reservation, actual int64) error {
+	s.init()
 	// As the Redis driver does: a negative use, which only an answer's
 	// own usage field could claim, would give back others' room.
 	return s.finish(r, max(0, actual), false)
 }
 
 func (s *MemStore) Cancel(ctx context.Context, r Reservation) error {
+	s.init()
 	return s.finish(r, 0, true)
 }
 
@@ -242,6 +259,7 @@ func (s *MemStore) finish(r Reservation, actual int64, cancel bool) error {
 }
 
 func (s *MemStore) Absorb(ctx context.Context, deployment string, tokens, requests int64) error {
+	s.init()
 	if tokens < 0 || requests < 0 {
 		return fmt.Errorf("budget: absorb on %s: negative amounts", deployment)
 	}
@@ -257,6 +275,7 @@ func (s *MemStore) Absorb(ctx context.Context, deployment string, tokens, reques
 }
 
 func (s *MemStore) SetEffectiveLimit(ctx context.Context, deployment string, tokens int64, ttl time.Duration) error {
+	s.init()
 	if tokens <= 0 || ttl <= 0 {
 		return nil
 	}
@@ -269,6 +288,7 @@ func (s *MemStore) SetEffectiveLimit(ctx context.Context, deployment string, tok
 }
 
 func (s *MemStore) OpenBreaker(ctx context.Context, deployment string, dur time.Duration) (time.Time, error) {
+	s.init()
 	now := s.opts.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -283,6 +303,7 @@ func (s *MemStore) OpenBreaker(ctx context.Context, deployment string, dur time.
 }
 
 func (s *MemStore) Usage(ctx context.Context, deployments ...string) ([]Usage, error) {
+	s.init()
 	now := s.opts.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -313,6 +334,7 @@ func (s *MemStore) Usage(ctx context.Context, deployments ...string) ([]Usage, e
 // Footprint counts the entries held for a deployment after dropping what
 // has expired: zero once it has been idle for two windows.
 func (s *MemStore) Footprint(deployment string) int {
+	s.init()
 	now := s.opts.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -364,6 +386,7 @@ func causeIndex(c Cause) int {
 }
 
 func (s *MemStore) Checkin(ctx context.Context, agent string, ttl time.Duration) error {
+	s.init()
 	if agent == "" || ttl <= 0 {
 		return errors.New("budget: a check-in needs an agent and a time to live")
 	}
@@ -383,6 +406,7 @@ func (s *MemStore) Checkin(ctx context.Context, agent string, ttl time.Duration)
 }
 
 func (s *MemStore) Checkout(ctx context.Context, agent string) error {
+	s.init()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.agents, agent)
@@ -390,6 +414,7 @@ func (s *MemStore) Checkout(ctx context.Context, agent string) error {
 }
 
 func (s *MemStore) Count429(ctx context.Context, deployment string, cause Cause) error {
+	s.init()
 	if deployment == "" {
 		return errors.New("budget: a 429 needs its deployment")
 	}
@@ -417,6 +442,7 @@ func (s *MemStore) Count429(ctx context.Context, deployment string, cause Cause)
 }
 
 func (s *MemStore) Count(ctx context.Context, deployments ...string) (Count, error) {
+	s.init()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.opts.Now()
@@ -444,6 +470,7 @@ func (s *MemStore) Count(ctx context.Context, deployments ...string) (Count, err
 var _ Calibrator = (*MemStore)(nil)
 
 func (s *MemStore) UpdateCalibration(ctx context.Context, deployment string, f func(Calibration) Calibration) (Calibration, error) {
+	s.init()
 	if deployment == "" {
 		return Calibration{}, errors.New("budget: a calibration needs its deployment")
 	}
@@ -458,6 +485,7 @@ func (s *MemStore) UpdateCalibration(ctx context.Context, deployment string, f f
 }
 
 func (s *MemStore) Calibrations(ctx context.Context, deployments ...string) ([]Calibration, error) {
+	s.init()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := make([]Calibration, len(deployments))

@@ -440,8 +440,23 @@ func (r *Router) remember(session string, rt *route) {
 	r.sessions[session] = rt
 }
 
+// errZeroRouter is what a Router that NewRouter did not make answers.
+var errZeroRouter = errors.New("budget: this Router has no store and no deployments: make one with NewRouter(store, cfg, opts)")
+
+// made reports a Router declared as a zero value, which has nothing to
+// route over.
+func (r *Router) made() error {
+	if r == nil || r.store == nil || r.cfg == nil {
+		return errZeroRouter
+	}
+	return nil
+}
+
 // candidates are the routes that may serve c.
 func (r *Router) candidates(c Call) ([]*route, error) {
+	if err := r.made(); err != nil {
+		return nil, err
+	}
 	if c.Class != Interactive && c.Class != Background {
 		return nil, fmt.Errorf("budget: unknown call class %d", c.Class)
 	}

@@ -69,3 +69,32 @@ func TestAWriteTheStoreTookIsNotCounted(t *testing.T) {
 		t.Errorf("failed writes counted with the store up: %+v", m.StoreWritesFailed)
 	}
 }
+
+// TestZeroValues: a MemStore declared as a zero value is a store with the
+// default options; a Router no constructor made says what it lacks.
+func TestZeroValues(t *testing.T) {
+	var s budget.MemStore
+	r, err := s.Reserve(bg, "", "a", budget.Cost{Tokens: 10}, budget.Limits{Tokens: 100, Requests: 10})
+	if err != nil || s.Window() != budget.DefaultWindow {
+		t.Fatalf("a zero MemStore: Reserve = %v, window %v", err, s.Window())
+	}
+	if err := s.Settle(bg, r, 5); err != nil {
+		t.Fatal(err)
+	}
+	if u, err := s.Usage(bg, "a"); err != nil || u[0].Used != 5 {
+		t.Errorf("a zero MemStore's usage after a settle of 5: %+v, %v", u, err)
+	}
+	var zero budget.Router
+	for name, err := range map[string]error{
+		"Do": func() error {
+			_, _, err := zero.Do(bg, budget.Call{Tokens: 1}, func(context.Context, *budget.Lease) budget.Outcome { return budget.Outcome{} })
+			return err
+		}(),
+		"Acquire":   func() error { _, err := zero.Acquire(bg, budget.Call{Tokens: 1}); return err }(),
+		"Dashboard": func() error { _, err := zero.Dashboard(bg); return err }(),
+	} {
+		if err == nil || !strings.Contains(err.Error(), "NewRouter") {
+			t.Errorf("a zero Router's %s = %v, want an error that names NewRouter", name, err)
+		}
+	}
+}

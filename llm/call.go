@@ -34,6 +34,7 @@ const (
 // parsed, with one repair (parse.go), and what it spent counted
 // (stats.go).
 type Caller struct {
+	// Types are the call types it knows; nil is the four built-ins.
 	Types *calltypes.Registry
 	// Dispatcher sends the calls; nil when replaying a cassette. Set it,
 	// and Cassette, before the first call: the caller chooses how it
@@ -64,6 +65,16 @@ type Caller struct {
 	mu     sync.Mutex
 	stats  map[string]*TypeStats
 	closed []func() error // what Open started, last first
+}
+
+// builtinTypes are the types of a Caller given none.
+var builtinTypes = sync.OnceValue(calltypes.Default)
+
+func (c *Caller) types() *calltypes.Registry {
+	if c.Types == nil {
+		return builtinTypes()
+	}
+	return c.Types
 }
 
 // DefaultTimeout bounds a call given no deadline: an endpoint that never
@@ -151,7 +162,7 @@ func (c *Caller) call(ctx context.Context, typeName string, input json.RawMessag
 // take is refused before anything is reserved or sent: no tokens go to a
 // request that cannot be right.
 func (c *Caller) typeFor(typeName string, input json.RawMessage, o CallOptions) (calltypes.Type, json.RawMessage, error) {
-	t, ok := c.Types.Lookup(typeName)
+	t, ok := c.types().Lookup(typeName)
 	if !ok {
 		return t, nil, fmt.Errorf("llm: unknown call type %q", typeName)
 	}
@@ -201,7 +212,7 @@ func (c *Caller) ask(ctx context.Context, t calltypes.Type, msgs []tokens.Messag
 	if (errors.As(err, &tr) || errors.As(err, &rtr)) && c.Truncation == RetryTruncated {
 		// Once, with twice the cap: the answer is worth more than its
 		// tokens, but the cap stays a property of the type.
-		req = req.withCap(min(2*req.cap, c.Types.ModelLimit()))
+		req = req.withCap(min(2*req.cap, c.types().ModelLimit()))
 		rep.MaxTokens = req.cap
 		rep.Retries++
 		text, err = c.exchange(ctx, req, o, rep)

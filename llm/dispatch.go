@@ -35,6 +35,9 @@ type Dispatcher struct {
 	minted  minted                   // stored responses, by the resource that holds them
 }
 
+// errZeroDispatcher is what a Dispatcher no constructor made answers.
+var errZeroDispatcher = errors.New("llm: this Dispatcher has no router and no deployments: make one with NewDispatcher, or let Open make the Caller")
+
 // Secrets are the API keys the dispatcher holds, for a cassette to scrub.
 func (d *Dispatcher) Secrets() []string { return d.secrets }
 
@@ -136,6 +139,9 @@ func plainHTTP(endpoint string) bool {
 // params are can be, is an *EndpointError; the answer is read no further
 // than that bound.
 func (d *Dispatcher) Chat(ctx context.Context, c budget.Call, params openai.ChatCompletionNewParams) (*openai.ChatCompletion, Report, error) {
+	if d.router == nil {
+		return nil, Report{}, errZeroDispatcher
+	}
 	var res *openai.ChatCompletion
 	maxTokens := cmp.Or(params.MaxCompletionTokens.Value, params.MaxTokens.Value)
 	bound := answerBound(maxTokens, max(1, params.N.Value))

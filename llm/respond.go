@@ -41,6 +41,9 @@ func (m *minted) get(id string) (string, bool) {
 // resource that minted it; one whose resource this dispatcher does not
 // know fails at once, rather than bouncing 400s around the pool.
 func (d *Dispatcher) Respond(ctx context.Context, c budget.Call, params responses.ResponseNewParams) (*responses.Response, Report, error) {
+	if d.router == nil {
+		return nil, Report{}, errZeroDispatcher
+	}
 	if prev := params.PreviousResponseID.Value; params.PreviousResponseID.Valid() && prev != "" {
 		res, ok := d.minted.get(prev)
 		if !ok {
