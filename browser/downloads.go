@@ -130,6 +130,8 @@ func (p *Page) progress(e *cdpbrowser.EventDownloadProgress) {
 	case d.Bytes > p.maxDownload() || int64(e.TotalBytes) > p.maxDownload():
 		d.Detail, d.done = fmt.Sprintf("larger than the bound of %d bytes", p.maxDownload()), true
 		go p.cancelDownload(d.guid)
+	case e.State == cdpbrowser.DownloadProgressStateCompleted && p.kept:
+		d.Detail, d.done = "the browser was closing", true
 	case e.State == cdpbrowser.DownloadProgressStateCompleted:
 		d.keeping = true
 		p.keeping.Add(1)

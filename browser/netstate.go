@@ -98,7 +98,6 @@ func (n *netState) observe(ev any) {
 	case *network.EventResponseReceived:
 		if e.Type == network.ResourceTypeDocument && e.Response != nil && (string(e.FrameID) == n.mainFrame || n.mainFrame == "") {
 			n.unreachable, _ = e.Response.Headers[fenceUnreachable].(string)
-			n.docType = e.Response.MimeType
 		}
 	case *network.EventLoadingFinished:
 		delete(n.inflight, e.RequestID)
@@ -109,6 +108,7 @@ func (n *netState) observe(ev any) {
 	case *page.EventFrameNavigated:
 		if e.Frame != nil && e.Frame.ParentID == "" {
 			n.mainFrame = string(e.Frame.ID)
+			n.docType = e.Frame.MimeType
 			n.navigations++
 			n.refusedFrames = nil
 			// Requests of the old document will never report back.

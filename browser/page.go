@@ -195,7 +195,7 @@ type Page struct {
 	older         []int          // with ReapHelpers, the processes below this one before Chrome started
 	profile       string         // launched Chrome's profile directory, removed by Close
 	downloadTmp   string         // the downloads folder the Page made, removed by Close
-	keeping       sync.WaitGroup // whole downloads being named and read, for Close to wait on
+	keeping       sync.WaitGroup // whole downloads being named and read, for Close to wait on; added to under mu until kept is set
 
 	crashed atomic.Bool
 	dead    chan struct{} // closed when the renderer crashes
@@ -223,6 +223,7 @@ type Page struct {
 	dialogs      []Dialog    // the dialogs the page opened, each answered
 	dialogsShown int         // of those, how many a snapshot has shown
 	downloads    []*Download // the downloads the page began
+	kept         bool        // Close is waiting on keeping: no more downloads are kept
 	warned       map[string]bool
 
 	host           string       // the tab's document's host when last seen (lastHost)
@@ -582,6 +583,9 @@ func (p *Page) Close() error {
 	if p.cancelAlloc != nil {
 		p.cancelAlloc() // waits for a launched Chrome to exit
 	}
+	p.mu.Lock()
+	p.kept = true
+	p.mu.Unlock()
 	p.keeping.Wait()
 	if p.downloadTmp != "" {
 		errs = append(errs, removeDir("the downloads folder", p.downloadTmp))

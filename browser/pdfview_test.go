@@ -13,7 +13,8 @@ import (
 // TestAnOpenedPDFIsReadAsThePage: a link to a PDF opens it in the
 // browser's viewer, whose document holds none of its words; the
 // snapshot's lines and the page's text are the file's rows, secrets
-// shown by name, and the file is fetched once for the tab's snapshots.
+// shown by name, and the file is fetched once for the tab's snapshots;
+// back on the page before, the page is read again.
 func TestAnOpenedPDFIsReadAsThePage(t *testing.T) {
 	var fetched atomic.Int64
 	site := testsite.Handler()
@@ -57,5 +58,16 @@ func TestAnOpenedPDFIsReadAsThePage(t *testing.T) {
 	}
 	if after := fetched.Load(); after != before {
 		t.Errorf("another snapshot of the tab fetched the PDF again (%d requests, then %d)", before, after)
+	}
+	// Back on the page of links, the page reads as itself again.
+	if _, err := p.Back(ctx); err != nil {
+		t.Fatal(err)
+	}
+	back, err := p.Observe(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(back.Text, "Each invoice opens as a PDF") || strings.Contains(back.Text, "Total due") {
+		t.Errorf("back on the list, the page reads %q", back.Text)
 	}
 }
