@@ -21,8 +21,8 @@ func (p *Page) Do(ctx context.Context, a Action) (Outcome, error) {
 		out, err = p.perform(ctx, a)
 	case a.Kind != "":
 		out, err = p.builtin(ctx, a)
-	default:
-		return Outcome{}, fail("do", "", ErrNoAction, "the action has no kind and no function: build one with Click, TypeInto, ... or Perform")
+	case a.Expect == "":
+		return Outcome{}, fail("do", "", ErrNoAction, "the action has no kind, no function and nothing to expect: build one with Click, TypeInto, ... or Perform")
 	}
 	if err != nil {
 		return out, err

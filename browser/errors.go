@@ -35,7 +35,8 @@ var (
 	// the keyboard's focus elsewhere: none were sent.
 	ErrFocusMoved = errors.New("the focus left the element")
 	// ErrNoAction is an Action the page cannot take as written: an
-	// unknown kind, no kind and no function, a screenshot with no file.
+	// unknown kind, an empty one (no kind, no function, nothing to
+	// expect), a screenshot with no file.
 	// Nothing reached the browser.
 	ErrNoAction = errors.New("not an action the page can take")
 )

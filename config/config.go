@@ -12,6 +12,7 @@ package config
 
 import (
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 
@@ -54,6 +55,25 @@ const maxFile = 1 << 20
 // Env names the environment variable that gives the config file's path
 // when no flag does.
 const Env = "HEADROOM_CONFIG"
+
+// Path is the config file a command reads: the one its flag names, else
+// $HEADROOM_CONFIG's; "" when neither names one.
+func Path(flag string) string {
+	if flag != "" {
+		return flag
+	}
+	return os.Getenv(Env)
+}
+
+// Read loads the config file Path(flag) names: file is that path, and f
+// nil with no error when there is none.
+func Read(flag string) (f *File, file string, warnings []budget.Warning, err error) {
+	if file = Path(flag); file == "" {
+		return nil, "", nil, nil
+	}
+	f, warnings, err = Load(file)
+	return f, file, warnings, err
+}
 
 // Load reads and checks a config file. Every error is file:line: field:
 // what is wrong; warnings read the same way.

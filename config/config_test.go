@@ -134,3 +134,21 @@ func TestFallbacksNameAPoolOfTheFile(t *testing.T) {
 		}
 	}
 }
+
+// TestPathAndRead: the flag's file, else $HEADROOM_CONFIG's, else none.
+func TestPathAndRead(t *testing.T) {
+	t.Setenv(config.Env, "from-env.yaml")
+	if got := config.Path("flag.yaml"); got != "flag.yaml" {
+		t.Errorf("Path with a flag = %q", got)
+	}
+	if got := config.Path(""); got != "from-env.yaml" {
+		t.Errorf("Path with none = %q, want the environment's", got)
+	}
+	t.Setenv(config.Env, "")
+	if f, file, w, err := config.Read(""); f != nil || file != "" || w != nil || err != nil {
+		t.Errorf("Read with neither = %v %q %v %v, want nothing", f, file, w, err)
+	}
+	if _, file, _, err := config.Read("/nonexistent/headroom.yaml"); file != "/nonexistent/headroom.yaml" || err == nil {
+		t.Errorf("Read of a missing file = %q, %v", file, err)
+	}
+}

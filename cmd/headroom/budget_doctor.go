@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"io"
-	"os"
 
 	"github.com/spf13/pflag"
 
@@ -24,14 +23,12 @@ func budgetDoctor(fs *pflag.FlagSet) runner {
 	timeout := fs.Duration("timeout", doctor.DefaultTimeout, "how long each probe may take")
 	asJSON := fs.Bool("json", false, `print {"findings": [...], "probed": [...]} instead of a list`)
 	return func(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-		if *configFile == "" {
-			*configFile = os.Getenv(config.Env)
-		}
-		if *configFile == "" {
+		// Its warnings are findings of its own, not printed apart.
+		f, file, warnings, err := config.Read(*configFile)
+		if err == nil && file == "" {
 			fprintf(stderr, "headroom budget doctor: no config to check: pass --config FILE or set $%s\n", config.Env)
 			return exitUsage
 		}
-		f, warnings, err := config.Load(*configFile)
 		if err == nil {
 			// The call-type overrides a fleet would apply at start.
 			err = f.Apply(calltypes.Default())

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"io"
-	"os"
 
 	"github.com/spf13/pflag"
 
@@ -43,9 +42,7 @@ func budgetPlan(fs *pflag.FlagSet) runner {
 			return fail("--flat-cap %d: a cap is at least 1 token", *flat)
 		}
 
-		if *configFile == "" {
-			*configFile = os.Getenv(config.Env)
-		}
+		*configFile = config.Path(*configFile)
 		if *configFile == "" {
 			return fail("no config: a plan divides the deployments' limits, so give --config FILE (or set $HEADROOM_CONFIG)")
 		}

@@ -132,14 +132,14 @@ func completeCallTypes(cmd *cobra.Command, args []string, _ string) ([]string, c
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
 	types := calltypes.Default()
-	file := os.Getenv(config.Env)
-	if f := cmd.Flags().Lookup("config"); f != nil && f.Value.String() != "" {
-		file = f.Value.String()
+	flag := ""
+	if f := cmd.Flags().Lookup("config"); f != nil {
+		flag = f.Value.String()
 	}
-	if file != "" {
-		if f, _, err := config.Load(file); err == nil {
-			_ = f.Apply(types)
-		}
+	// A shell completing a word shows no warnings and no errors: the
+	// command itself will.
+	if f, _, _, err := config.Read(flag); err == nil && f != nil {
+		_ = f.Apply(types)
 	}
 	var names []string
 	for _, t := range types.Types() {

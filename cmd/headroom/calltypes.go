@@ -4,13 +4,11 @@ import (
 	"cmp"
 	"context"
 	"io"
-	"os"
 	"text/tabwriter"
 
 	"github.com/spf13/pflag"
 
 	"github.com/headroom-agent/headroom/calltypes"
-	"github.com/headroom-agent/headroom/config"
 )
 
 // runCalltypes lists the call types and the caps they are charged at.
@@ -23,22 +21,17 @@ func runCalltypes(fs *pflag.FlagSet) runner {
 		for _, t := range types.Types() {
 			builtin[t.Name] = true
 		}
-		if *configFile == "" {
-			*configFile = os.Getenv(config.Env)
-		}
 		fallback := ""
-		if *configFile != "" {
-			f, _, err := config.Load(*configFile)
-			if err == nil {
-				err = f.Apply(types)
-			}
-			if err != nil {
-				fprintf(stderr, "headroom calltypes: %v\n", err)
-				return exitUsage
-			}
-			if f.Fallback != nil {
-				fallback = f.Fallback.Pool
-			}
+		f, err := readConfig("calltypes", *configFile, stderr)
+		if err == nil && f != nil {
+			err = f.Apply(types)
+		}
+		if err != nil {
+			fprintf(stderr, "headroom calltypes: %v\n", err)
+			return exitUsage
+		}
+		if f != nil && f.Fallback != nil {
+			fallback = f.Fallback.Pool
 		}
 		type row struct {
 			Name            string             `json:"name"`

@@ -108,3 +108,21 @@ func TestCallTypesDefinedInConfig(t *testing.T) {
 		}
 	}
 }
+
+// TestEveryCommandShowsTheConfigsWarnings: a command that reads the
+// config only for its call types still says what the config warns of.
+func TestEveryCommandShowsTheConfigsWarnings(t *testing.T) {
+	cfg := writeFile(t, t.TempDir(), "headroom.yaml", "redis: redis://:hunter2@127.0.0.1:6379/0\ndeployments:\n  - {name: a, endpoint: 'https://a.openai.azure.com', model: gpt-4o, tpm: 1000, auth: {api_key_env: K}}\n")
+	for _, args := range [][]string{
+		{"calltypes", "--config", cfg},
+		{"observe", "--config", cfg, "--view", "nosuchtype", "http://127.0.0.1:1/"},
+	} {
+		_, _, errs := runArgs(t, args...)
+		if !strings.Contains(errs, "headroom "+args[0]+": warning: ") || !strings.Contains(errs, "password") {
+			t.Errorf("%s: stderr does not show the config's warning:\n%s", args[0], errs)
+		}
+		if strings.Contains(errs, "hunter2") {
+			t.Errorf("%s: the password reached stderr:\n%s", args[0], errs)
+		}
+	}
+}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net/url"
-	"os"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -14,7 +13,6 @@ import (
 	"github.com/headroom-agent/headroom/browser"
 	"github.com/headroom-agent/headroom/browser/replay"
 	"github.com/headroom-agent/headroom/calltypes"
-	"github.com/headroom-agent/headroom/config"
 	"github.com/headroom-agent/headroom/internal/plural"
 	"github.com/headroom-agent/headroom/llm/tokens"
 )
@@ -38,7 +36,7 @@ func runObserve(fs *pflag.FlagSet) runner {
 		if err != nil {
 			return failed(ctx, stderr, "observe", agent.Usage(err))
 		}
-		typ, err := viewType(*view, *configFile, *pageTokens)
+		typ, err := viewType(*view, *configFile, *pageTokens, stderr)
 		if err != nil {
 			return failed(ctx, stderr, "observe", agent.Usage(err))
 		}
@@ -137,19 +135,14 @@ func runObserve(fs *pflag.FlagSet) runner {
 
 // viewType is the call type whose view observe prints, from the built-ins
 // and the config's, its cap changed when tokens is set.
-func viewType(name, configFile string, tokens int) (calltypes.Type, error) {
+func viewType(name, configFile string, tokens int, stderr io.Writer) (calltypes.Type, error) {
 	types := calltypes.Default()
-	if configFile == "" {
-		configFile = os.Getenv(config.Env)
+	f, err := readConfig("observe", configFile, stderr)
+	if err == nil && f != nil {
+		err = f.Apply(types)
 	}
-	if configFile != "" {
-		f, _, err := config.Load(configFile)
-		if err == nil {
-			err = f.Apply(types)
-		}
-		if err != nil {
-			return calltypes.Type{}, err
-		}
+	if err != nil {
+		return calltypes.Type{}, err
 	}
 	t, ok := types.Lookup(name)
 	if !ok {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/headroom-agent/headroom/agent"
 	_ "github.com/headroom-agent/headroom/agent/learned/learnedredis" // redis:// for --learned
@@ -39,22 +38,16 @@ func openCaller(ctx context.Context, file string, o llm.Options, stderr io.Write
 }
 
 func loadCaller(ctx context.Context, file string, o llm.Options, stderr io.Writer) (*llm.Caller, error) {
-	if file == "" {
-		file = os.Getenv(config.Env)
+	f, err := readConfig("", file, stderr)
+	if err != nil {
+		return nil, err
 	}
-	if file == "" {
+	if f == nil {
 		c, err := embedded.Open(ctx, o)
 		if err != nil {
 			return nil, fmt.Errorf("the embedded default: %w", err)
 		}
 		return c, nil
-	}
-	f, warnings, err := config.Load(file)
-	if err != nil {
-		return nil, err
-	}
-	for _, w := range warnings {
-		fprintf(stderr, "headroom: warning: %s\n", w)
 	}
 	if f.TypesOnly() {
 		// Call types and no deployments: tried on the embedded simulator,
@@ -70,23 +63,32 @@ func loadCaller(ctx context.Context, file string, o llm.Options, stderr io.Write
 	return llm.Open(ctx, f, o)
 }
 
+// readConfig loads the config file the command's flag names, else
+// $HEADROOM_CONFIG's (config.Read), and prints its warnings as the
+// command's; nil with no error when neither names one.
+func readConfig(command, flag string, stderr io.Writer) (*config.File, error) {
+	f, _, warnings, err := config.Read(flag)
+	if err != nil {
+		return nil, err
+	}
+	name := "headroom"
+	if command != "" {
+		name += " " + command
+	}
+	for _, w := range warnings {
+		fprintf(stderr, "%s: warning: %s\n", name, w)
+	}
+	return f, nil
+}
+
 // loadConfig loads the config a command that runs tasks reads (the flag's,
 // else $HEADROOM_CONFIG), printing its warnings; nil, and ok, when there
 // is none: the embedded default. On failure it has said why.
 func loadConfig(command, file string, stderr io.Writer) (_ *config.File, ok bool) {
-	if file == "" {
-		file = os.Getenv(config.Env)
-	}
-	if file == "" {
-		return nil, true
-	}
-	f, warnings, err := config.Load(file)
+	f, err := readConfig(command, file, stderr)
 	if err != nil {
 		fprintf(stderr, "headroom %s: %v\n", command, err)
 		return nil, false
-	}
-	for _, w := range warnings {
-		fprintf(stderr, "headroom %s: warning: %s\n", command, w)
 	}
 	return f, true
 }
@@ -95,21 +97,16 @@ func loadConfig(command, file string, stderr io.Writer) (_ *config.File, ok bool
 // $HEADROOM_CONFIG): one with deployments, since the command looks at
 // them, and the file's name. It prints the warnings; on failure it has
 // said why, and the caller exits 2.
-func fleetConfig(command, file string, stderr io.Writer) (_ *config.File, name string, ok bool) {
-	if file == "" {
-		file = os.Getenv(config.Env)
-	}
+func fleetConfig(command, flag string, stderr io.Writer) (_ *config.File, name string, ok bool) {
+	file := config.Path(flag)
 	if file == "" {
 		fprintf(stderr, "headroom %s: no config: pass --config FILE or set $%s (the fleet's deployments, and the Redis they share)\n", command, config.Env)
 		return nil, "", false
 	}
-	f, warnings, err := config.Load(file)
+	f, err := readConfig(command, file, stderr)
 	if err != nil {
 		fprintf(stderr, "headroom %s: %v\n", command, err)
 		return nil, file, false
-	}
-	for _, w := range warnings {
-		fprintf(stderr, "headroom %s: warning: %s\n", command, w)
 	}
 	if f.TypesOnly() {
 		fprintf(stderr, "headroom %s: %s has no deployments\n", command, file)
