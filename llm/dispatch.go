@@ -18,9 +18,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
-	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
 	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/azure"
 	"github.com/openai/openai-go/v3/option"
 
 	"github.com/headroom-agent/headroom/budget"
@@ -50,6 +48,9 @@ type DispatcherOptions struct {
 	// Getenv reads the environment variables auth.api_key_env names;
 	// default os.Getenv.
 	Getenv func(string) string
+	// Credential gives the Entra ID tokens of deployments with
+	// auth.entra; default azidentity's chain for the environment.
+	Credential azcore.TokenCredential
 }
 
 // NewDispatcher makes one client per Azure resource (and API version) of
@@ -70,39 +71,18 @@ func NewDispatcher(router *budget.Router, cfg *budget.Config, o DispatcherOption
 	}
 	httpClient = azureClient(httpClient)
 	d := &Dispatcher{router: router, clients: map[string]openai.Client{}}
-	var cred *azidentity.DefaultAzureCredential
+	entra := defaultEntra(o.Credential)
 	for _, dep := range cfg.Deployments {
 		key := clientKey(dep)
 		if _, ok := d.clients[key]; ok {
 			continue
 		}
-		opts := []option.RequestOption{
-			azure.WithEndpoint(dep.Resource(), dep.APIVersion),
-			option.WithHTTPClient(httpClient),
-			option.WithMaxRetries(0),
+		opts, secret, err := reach(dep, httpClient, getenv, entra)
+		if err != nil {
+			return nil, fmt.Errorf("deployment %s: %w", dep.Name, err)
 		}
-		if plainHTTP(dep.Resource()) {
-			opts = append(opts, azure.WithUnsafeAllowHTTP())
-		}
-		switch {
-		case dep.Auth.APIKeyEnv != "":
-			k := getenv(dep.Auth.APIKeyEnv)
-			if k == "" {
-				return nil, fmt.Errorf("deployment %s: environment variable %s (auth.api_key_env) is empty or unset", dep.Name, dep.Auth.APIKeyEnv)
-			}
-			opts = append(opts, azure.WithAPIKey(k))
-			d.secrets = append(d.secrets, k)
-			redact.Key(k) // whatever a server echoes of it, whole or in pieces, no output writes it
-		case dep.Auth.Entra:
-			if cred == nil {
-				var err error
-				if cred, err = azidentity.NewDefaultAzureCredential(nil); err != nil {
-					return nil, fmt.Errorf("deployment %s: Entra ID credential: %w", dep.Name, err)
-				}
-			}
-			opts = append(opts, azure.WithTokenCredential(secretTokens{cred}))
-		default:
-			return nil, fmt.Errorf("deployment %s: no auth: set auth.api_key_env or auth.entra", dep.Name)
+		if secret != "" {
+			d.secrets = append(d.secrets, secret)
 		}
 		d.clients[key] = openai.NewClient(opts...)
 	}

@@ -12,9 +12,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/azure"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/shared"
 
@@ -49,6 +48,9 @@ type ProbeOptions struct {
 	// Timeout bounds a probe whose context has no deadline; 0 is
 	// DefaultProbeTimeout.
 	Timeout time.Duration
+	// Credential gives the Entra ID token of a deployment with
+	// auth.entra; default azidentity's chain for the environment.
+	Credential azcore.TokenCredential
 }
 
 // DefaultProbeTimeout bounds a probe given no deadline: a deployment that
@@ -92,35 +94,17 @@ func probeChat(ctx context.Context, d budget.Deployment, prompt string, maxToken
 		ctx, cancel = context.WithTimeout(ctx, positiveOr(o.Timeout, DefaultProbeTimeout))
 		defer cancel()
 	}
-	opts := []option.RequestOption{
-		azure.WithEndpoint(d.Resource(), d.APIVersion),
-		option.WithHTTPClient(azureClient(o.HTTPClient)),
-		option.WithMaxRetries(0),
+	opts, key, err := reach(d, azureClient(o.HTTPClient), getenv, defaultEntra(o.Credential))
+	if err != nil {
+		return answer{}, err
 	}
-	if plainHTTP(d.Resource()) {
-		opts = append(opts, azure.WithUnsafeAllowHTTP())
-	}
-	key := ""
-	switch {
-	case d.Auth.APIKeyEnv != "":
-		if key = getenv(d.Auth.APIKeyEnv); key == "" {
-			return answer{}, fmt.Errorf("environment variable %s (auth.api_key_env) is empty or unset", d.Auth.APIKeyEnv)
-		}
-		opts = append(opts, azure.WithAPIKey(key))
-	case d.Auth.Entra:
-		cred, err := azidentity.NewDefaultAzureCredential(nil)
-		if err != nil {
-			return answer{}, fmt.Errorf("no Entra ID credential: %w", err)
-		}
-		opts = append(opts, azure.WithTokenCredential(cred))
-	default:
-		return answer{}, errors.New("no auth: set auth.api_key_env or auth.entra")
-	}
+	// The key, and an Entra token (registered as the credential handed
+	// it out), whole or in pieces, in whatever the answer echoes.
 	scrub := func(s string) string {
-		if key == "" {
-			return s
+		if key != "" {
+			s = strings.ReplaceAll(s, key, redact.Marker)
 		}
-		return strings.ReplaceAll(s, key, redact.Marker)
+		return redact.Text(s)
 	}
 
 	p := openai.ChatCompletionNewParams{
@@ -171,42 +155,44 @@ func probeChat(ctx context.Context, d budget.Deployment, prompt string, maxToken
 		// body past its bound.
 		a.status = ee.Status
 		if raw != nil {
-			a.header = rateHeaders(raw.Header)
+			a.header = rateHeaders(raw.Header, scrub)
 		}
 		ee.What = scrub(ee.What)
 		return a, redact.Error(ee)
 	case errors.As(err, &apierr):
 		a.status, a.code, a.message = apierr.StatusCode, scrub(apierr.Code), scrub(cut(apierr.Message, 300))
 		if apierr.Response != nil {
-			a.header = rateHeaders(apierr.Response.Header)
+			a.header = rateHeaders(apierr.Response.Header, scrub)
 		}
 		return a, nil
 	case err != nil && ctx.Err() != nil:
 		if raw != nil {
-			a.status, a.header = raw.StatusCode, rateHeaders(raw.Header)
+			a.status, a.header = raw.StatusCode, rateHeaders(raw.Header, scrub)
 		}
 		return a, redact.Error(fmt.Errorf("%s (%s) gave no whole answer before the probe's deadline: %s", d.Name, endpointHost(&d), scrub(err.Error())))
 	case err != nil && raw != nil:
-		a.status, a.header = raw.StatusCode, rateHeaders(raw.Header)
+		a.status, a.header = raw.StatusCode, rateHeaders(raw.Header, scrub)
 		return a, redact.Error(fmt.Errorf("the answer (HTTP %d) is not a chat completion: %s", raw.StatusCode, scrub(err.Error())))
 	case err != nil:
 		return a, redact.Error(errors.New(scrub(err.Error())))
 	}
 	a.model, a.usage = res.Model, res.Usage
 	if raw != nil {
-		a.status, a.header = raw.StatusCode, rateHeaders(raw.Header)
+		a.status, a.header = raw.StatusCode, rateHeaders(raw.Header, scrub)
 	}
 	return a, nil
 }
 
-// rateHeaders keeps the rate-limit headers of h: the rest of an answer is
-// no business of a probe's caller.
-func rateHeaders(h http.Header) http.Header {
+// rateHeaders keeps the rate-limit headers of h, each value scrubbed:
+// the rest of an answer is no business of a probe's caller.
+func rateHeaders(h http.Header, scrub func(string) string) http.Header {
 	out := http.Header{}
-	for k, v := range h {
+	for k, vs := range h {
 		lk := strings.ToLower(k)
 		if strings.HasPrefix(lk, "x-ratelimit-") || strings.HasPrefix(lk, "x-rate-limit-") {
-			out[k] = append([]string(nil), v...)
+			for _, v := range vs {
+				out[k] = append(out[k], scrub(v))
+			}
 		}
 	}
 	return out

@@ -7,7 +7,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 
 	"github.com/headroom-agent/headroom/budget"
 	"github.com/headroom-agent/headroom/llm/azuresim"
@@ -110,5 +115,42 @@ func TestProbeKeepsTheKeyOut(t *testing.T) {
 	r, err = Probe(context.Background(), d, ProbeOptions{Getenv: func(string) string { return canary }})
 	if err == nil || r.Status != 0 || strings.Contains(err.Error(), canary) {
 		t.Errorf("nothing listening: %+v, %v", r, err)
+	}
+}
+
+// fakeEntra hands out one token, as an Entra ID credential would.
+type fakeEntra struct{ token string }
+
+func (f fakeEntra) GetToken(context.Context, policy.TokenRequestOptions) (azcore.AccessToken, error) {
+	return azcore.AccessToken{Token: f.token, ExpiresOn: time.Now().Add(time.Hour)}, nil
+}
+
+// TestProbeKeepsTheEntraTokenOut: a probe with Entra ID goes the way the
+// calls go, its token registered as a secret, so an endpoint that echoes
+// the token back (in its error, its headers) gets it into no output.
+func TestProbeKeepsTheEntraTokenOut(t *testing.T) {
+	const token = "entra-canary-token-5d1b7e93a04c"
+	var got atomic.Value
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got.Store(r.Header.Get("Authorization"))
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("X-Ratelimit-Remaining-Tokens", r.Header.Get("Authorization"))
+		w.WriteHeader(http.StatusUnauthorized)
+		fmt.Fprintf(w, `{"error": {"code": "InvalidToken", "message": "token %s is not valid for this resource"}}`, r.Header.Get("Authorization"))
+	}))
+	t.Cleanup(ts.Close)
+	cfg, _, err := budget.ParseConfig("headroom.yaml", []byte("deployments:\n  - {name: d, endpoint: "+ts.URL+", model: gpt-4o, tpm: 60000, auth: {entra: true}}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Probe(context.Background(), cfg.Deployments[0], ProbeOptions{Credential: fakeEntra{token}})
+	if s, _ := got.Load().(string); !strings.Contains(s, token) {
+		t.Fatalf("the endpoint got Authorization %q, want the credential's token", s)
+	}
+	if r.Status != http.StatusUnauthorized {
+		t.Errorf("status %d, want the endpoint's 401 (%v)", r.Status, err)
+	}
+	if s := fmt.Sprintf("%+v %v", r, err); strings.Contains(s, token) {
+		t.Errorf("the token is in the probe's output: %s", s)
 	}
 }
