@@ -63,14 +63,12 @@ func budgetTop(fs *pflag.FlagSet) runner {
 			return exitUsage
 		}
 		err = top.Run(ctx, s, router.Dashboard, o, *interval)
-		switch {
-		case err == nil, ctx.Err() != nil:
+		if err == nil || ctx.Err() != nil {
 			// q, Ctrl-C, or SIGINT/SIGTERM: each is how a watch ends.
 			return exitOK
-		default:
-			fprintf(stderr, "headroom budget top: %v\n", err)
-			return exitFailed
 		}
+		// By the one table: a store gone is the budget's exit code.
+		return topStoreError(ctx, err, false, stderr)
 	}
 }
 
