@@ -70,7 +70,13 @@ func runCall(fs *pflag.FlagSet) runner {
 		if caller == nil {
 			return code
 		}
-		defer caller.Close()
+		defer func() {
+			// What the store could not be sent (a settle Redis never got)
+			// is said, not dropped.
+			if err := caller.Close(); err != nil {
+				fprintf(stderr, "headroom call: closing the caller: %v\n", err)
+			}
+		}()
 		if _, ok := types.Lookup(typeName); !ok { // the config's own types are there now
 			var names []string
 			for _, t := range types.Types() {
