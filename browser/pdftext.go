@@ -54,7 +54,7 @@ func pdfText(r io.ReaderAt, size int64, limit int) (text string) {
 	}
 	var b strings.Builder
 	pages := 0
-	protect(func() { pages = int(doc.NumPage()) })
+	protect(func() { pages = doc.NumPage() })
 	for i := 1; i <= min(pages, maxPDFPages) && b.Len() < limit && time.Now().Before(deadline); i++ {
 		var rows []string
 		if !protect(func() { rows = pageRows(doc.Page(i), limit-b.Len(), deadline) }) {
@@ -109,10 +109,10 @@ type textRun struct {
 	text          string
 }
 
-// width is how wide the run is: as its font's widths say, else about
-// as wide as a sans-serif's letters of each kind are (in ems): enough to tell a run that goes on where
-// the last ended (a word split at a change of font or kerning) from one
-// in a column of its own.
+// width is how wide the run is: as its font's widths say, else about as
+// wide as a sans-serif's letters of each kind are (in ems). Enough to
+// tell a run that goes on where the last ended (a word split at a change
+// of font or kerning) from one in a column of its own.
 func (r textRun) width() float64 {
 	if r.w >= 0 {
 		return r.w
@@ -143,14 +143,9 @@ func pageRows(pg pdf.Page, limit int, deadline time.Time) []string {
 	}
 	t := &textState{page: pg, fonts: map[string]*pdfFont{}, font: &pdfFont{enc: rawEncoding{}}, ctm: identity, tm: identity, tlm: identity, size: 1}
 	gathered := 0
-	func() {
-		defer func() {
-			if r := recover(); r != nil {
-				if _, ok := r.(stopReading); !ok {
-					panic(r)
-				}
-			}
-		}()
+	// Ended early (stopReading) or by a malformed operator past the
+	// page's first words (the reader panics): the runs so far stand.
+	protect(func() {
 		ops := 0
 		pdf.Interpret(pg.V.Key("Contents"), func(stk *pdf.Stack, op string) {
 			if ops++; ops%256 == 0 && time.Now().After(deadline) {
@@ -161,7 +156,7 @@ func pageRows(pg pdf.Page, limit int, deadline time.Time) []string {
 				panic(stopReading{})
 			}
 		})
-	}()
+	})
 	return rowsOf(t.runs)
 }
 
