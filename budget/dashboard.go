@@ -168,8 +168,8 @@ func seenQuota(vs []DeploymentView, quota string) bool {
 
 // census429 counts a 429 in the store's census, behind the call's back:
 // the call waits for nothing, and a census that cannot be reached loses a
-// count, not a call.
-func (r *Router) census429(quota string, cause Cause) {
+// count, not a call; the loss is counted as a failed write of d's.
+func (r *Router) census429(d *Deployment, cause Cause) {
 	c, ok := r.store.(Census)
 	if !ok {
 		return
@@ -177,6 +177,8 @@ func (r *Router) census429(quota string, cause Cause) {
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
-		_ = c.Count429(ctx, quota, cause)
+		if err := c.Count429(ctx, d.QuotaKey, cause); err != nil {
+			r.Metrics.writeFailed(d.Name, WriteCensus)
+		}
 	}()
 }

@@ -90,12 +90,7 @@ func (l *Lease) write(ctx context.Context, op string, f func() error) {
 		return // written, or the store's to write (see StoreError.Queued)
 	}
 	d := l.Deployment.Name
-	l.router.Metrics.add(func(m *MetricsSnapshot) {
-		if m.StoreWritesFailed[d] == nil {
-			m.StoreWritesFailed[d] = map[string]int64{}
-		}
-		m.StoreWritesFailed[d][op]++
-	})
+	l.router.Metrics.writeFailed(d, op)
 	l.failed = append(l.failed, fmt.Errorf("budget: %s on %s: %w", op, d, err))
 }
 
@@ -125,7 +120,7 @@ func (l *Lease) done(ctx context.Context, o Outcome, fb Feedback, now time.Time)
 		l.route.br.release(l.probe)
 		cause := Classify(fb, d.QuotaTPM, l.Reservation.Tokens)
 		r.Metrics.limited(d.Name, cause)
-		r.census429(d.QuotaKey, cause)
+		r.census429(d, cause)
 		wait := min(fb.RetryAfter, MaxBreakerWait)
 		if wait <= 0 {
 			wait = time.Second
@@ -166,6 +161,9 @@ const (
 	WriteBreaker = "open_breaker"
 	WriteLimit   = "effective_limit"
 	WriteAbsorb  = "absorb"
+	// WriteCensus is a 429 counted in the store's census, behind the
+	// call's back: counted when lost, never returned by Done.
+	WriteCensus = "census_429"
 )
 
 // tooLong is a *WaitError when w, what deployment asked a call to wait,

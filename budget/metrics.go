@@ -75,6 +75,16 @@ func (m *Metrics) Snapshot() MetricsSnapshot {
 	return s
 }
 
+// writeFailed counts a write after a call the store did not take.
+func (m *Metrics) writeFailed(deployment, write string) {
+	m.add(func(s *MetricsSnapshot) {
+		if s.StoreWritesFailed[deployment] == nil {
+			s.StoreWritesFailed[deployment] = map[string]int64{}
+		}
+		s.StoreWritesFailed[deployment][write]++
+	})
+}
+
 // shed counts a call of class c that could not get budget in time.
 func (m *Metrics) shed(c Class) {
 	m.add(func(s *MetricsSnapshot) {

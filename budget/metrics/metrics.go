@@ -60,7 +60,7 @@ type Source func(ctx context.Context) (View, error)
 var causes = []budget.Cause{budget.CauseTokens, budget.CauseRequests, budget.CauseAdjustment, budget.CauseUnknown}
 
 // writes are the writes after a call, each reported even at zero.
-var writes = []string{budget.WriteSettle, budget.WriteCancel, budget.WriteBreaker, budget.WriteLimit, budget.WriteAbsorb}
+var writes = []string{budget.WriteSettle, budget.WriteCancel, budget.WriteBreaker, budget.WriteLimit, budget.WriteAbsorb, budget.WriteCensus}
 
 // classes are the priority classes, named as task files write them.
 var classes = []struct {
