@@ -70,12 +70,24 @@ func (l *Lease) Done(ctx context.Context, o Outcome) error {
 		return nil
 	}
 	l.ended = true
+	if ctx.Err() != nil {
+		// The caller gave up (a deadline, a SIGTERM): the reservation is
+		// still the fleet's to give back, and a breaker still the fleet's
+		// to hear of. A short while more, not the caller's.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), writeAfterCancel)
+		defer cancel()
+	}
 	now := time.Now()
 	fb := ParseFeedback(o.Header, now)
 	l.cause = l.done(ctx, o, fb, now)
 	l.router.observe(ctx, l, o, fb, l.cause)
 	return errors.Join(l.failed...)
 }
+
+// writeAfterCancel bounds Done's writes once the caller's context has
+// ended.
+const writeAfterCancel = 2 * time.Second
 
 // Cause is why the call was refused, once Done has read a 429; empty
 // for any other outcome.

@@ -98,3 +98,26 @@ func TestZeroValues(t *testing.T) {
 		}
 	}
 }
+
+// TestACallGivenUpOnStillGivesItsReservationBack: Done with the caller's
+// context already ended (a deadline, a SIGTERM) still writes: the room is
+// the fleet's again, and nothing is counted as lost.
+func TestACallGivenUpOnStillGivesItsReservationBack(t *testing.T) {
+	_, r := ownRedis(t)
+	l := acquire(t, r, budget.Call{Tokens: 100})
+	ctx, cancel := context.WithCancel(bg)
+	cancel()
+	if err := l.Done(ctx, budget.Outcome{Sent: false}); err != nil {
+		t.Fatalf("Done after the caller gave up = %v", err)
+	}
+	if m := r.Metrics.Snapshot(); len(m.StoreWritesFailed) != 0 {
+		t.Errorf("writes counted as lost: %+v", m.StoreWritesFailed)
+	}
+	d, err := r.Dashboard(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if held := d.Deployments[0].Reserved; held != 0 {
+		t.Errorf("the window still holds %d tokens of the call given up on", held)
+	}
+}
