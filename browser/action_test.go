@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/chromedp/chromedp"
 )
 
 func TestActionsReadLikeWhatAPersonDoes(t *testing.T) {
@@ -111,5 +113,28 @@ func TestDoRefusesWhatItCannotTake(t *testing.T) {
 		if !errors.Is(err, c.kind) || !errors.As(err, &be) || !strings.HasPrefix(err.Error(), c.want) {
 			t.Errorf("Do(%s) = %v, want %q", c.a, err, c.want)
 		}
+	}
+}
+
+// TestExpectReadsThePageAgain: text a page shows a moment after the step
+// (a script's, a late redirect's) passes an expect; text it never shows
+// fails it, within a bound.
+func TestExpectReadsThePageAgain(t *testing.T) {
+	s := site(t)
+	ctx := ctxT(t)
+	p := open(t, Options{AllowedDomains: []string{"127.0.0.1"}})
+	if _, err := p.Navigate(ctx, s.URL+"/orders/reports.html"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Run(p.tab().ctx, chromedp.Evaluate[bool](`setTimeout(() => document.body.append('Report ready.'), 800), true`)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Do(ctx, Action{Expect: "Report ready."}); err != nil {
+		t.Errorf("text shown 0.8 s later: %v", err)
+	}
+	start := time.Now()
+	_, err := p.Do(ctx, Action{Expect: "Report failed."})
+	if !errors.Is(err, ErrNotFound) || time.Since(start) > expectWait+5*time.Second {
+		t.Errorf("text never shown: %v after %v", err, time.Since(start))
 	}
 }

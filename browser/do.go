@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/headroom-agent/headroom/internal/safefile"
 )
@@ -28,15 +29,34 @@ func (p *Page) Do(ctx context.Context, a Action) (Outcome, error) {
 		return out, err
 	}
 	if a.Expect != "" {
-		text, err := p.ExtractPage(ctx)
-		if err != nil {
-			return out, err
-		}
-		if !strings.Contains(text, a.Expect) {
-			return out, fail("expect", fmt.Sprintf("%q", a.Expect), ErrNotFound, "the page does not show it")
-		}
+		return out, p.expect(ctx, a.Expect)
 	}
 	return out, nil
+}
+
+// expectWait bounds how long an expect reads the page again for its text.
+const expectWait = 5 * time.Second
+
+// expect waits, at most expectWait, for the page's text to show want: a
+// page that answers an action later than the action's own settling (a
+// form a script submits, a redirect on a loaded machine) is read again,
+// not failed at once.
+func (p *Page) expect(ctx context.Context, want string) error {
+	deadline := time.Now().Add(expectWait)
+	for {
+		text, err := p.ExtractPage(ctx)
+		switch {
+		case err == nil && strings.Contains(text, want):
+			return nil
+		case ctx.Err() != nil:
+			return ctx.Err()
+		case time.Now().After(deadline) && err != nil:
+			return err
+		case time.Now().After(deadline):
+			return fail("expect", fmt.Sprintf("%q", want), ErrNotFound, "the page does not show it (read for %s)", expectWait)
+		}
+		sleep(ctx, 100*time.Millisecond)
+	}
 }
 
 // builtin takes one of the package's own kinds of action.
