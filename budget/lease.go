@@ -60,11 +60,12 @@ func (o Outcome) Retryable() bool {
 // not see), opens the shared breaker on a 429 for its Retry-After (at
 // most MaxBreakerWait), and counts server errors toward the local
 // breaker. Each of those writes is asked again while the store does not
-// answer, within ctx's deadline (else RouterOptions.StorePatience); one
-// that still fails is counted (MetricsSnapshot.StoreWritesFailed) and
-// returned, joined with any other: a breaker the fleet never saw, a
-// reservation held to its window's end. The call's answer stands either
-// way. Cause says what a 429 was.
+// answer, within ctx's deadline (else RouterOptions.StorePatience; 2 s
+// more when ctx has already ended); one that still fails is counted
+// (MetricsSnapshot.StoreWritesFailed) and returned, joined with any
+// other: a breaker the fleet never saw, a reservation held to its
+// window's end. The call's answer stands either way. Cause says what a
+// 429 was.
 func (l *Lease) Done(ctx context.Context, o Outcome) error {
 	if l.ended {
 		return nil
