@@ -120,12 +120,7 @@ func TestDoRefusesWhatItCannotTake(t *testing.T) {
 // (a script's, a late redirect's) passes an expect; text it never shows
 // fails it, within a bound.
 func TestExpectReadsThePageAgain(t *testing.T) {
-	s := site(t)
-	ctx := ctxT(t)
-	p := open(t, Options{AllowedDomains: []string{"127.0.0.1"}})
-	if _, err := p.Navigate(ctx, s.URL+"/orders/reports.html"); err != nil {
-		t.Fatal(err)
-	}
+	p, ctx := openAt(t, "/orders/reports.html")
 	if _, err := chromedp.Run(p.tab().ctx, chromedp.Evaluate[bool](`setTimeout(() => document.body.append('Report ready.'), 800), true`)); err != nil {
 		t.Fatal(err)
 	}

@@ -63,3 +63,16 @@ func ctxT(t testing.TB) context.Context {
 	t.Cleanup(cancel)
 	return ctx
 }
+
+// openAt opens a page confined to this machine on path of a test site of
+// its own, for a test that acts on one of the site's pages.
+func openAt(t *testing.T, path string) (*Page, context.Context) {
+	t.Helper()
+	s := site(t)
+	ctx := ctxT(t)
+	p := open(t, Options{AllowedDomains: []string{"127.0.0.1"}})
+	if _, err := p.Navigate(ctx, s.URL+path); err != nil {
+		t.Fatal(err)
+	}
+	return p, ctx
+}

@@ -46,12 +46,7 @@ func TestPDFTextReadsRowsAsPrinted(t *testing.T) {
 // word for word: every word of its rendered text that prints, and none
 // glued to or split from its neighbour.
 func TestPDFTextOfAPrintedPage(t *testing.T) {
-	s := site(t)
-	ctx := ctxT(t)
-	p := open(t, Options{AllowedDomains: []string{"127.0.0.1"}})
-	if _, err := p.Navigate(ctx, s.URL+"/store/index.html"); err != nil {
-		t.Fatal(err)
-	}
+	p, ctx := openAt(t, "/store/index.html")
 	printed, err := chromedp.Call(p.tab().ctx, page.PrintToPDF, page.PrintToPDFParams{})
 	if err != nil {
 		t.Fatal(err)
