@@ -257,14 +257,30 @@ func (r *Router) feedback(ctx context.Context, l *Lease, fb Feedback) {
 		}
 	}
 	if fb.RemainingRequests >= 0 && fb.LimitRequests > 0 {
-		if used := fb.LimitRequests - fb.RemainingRequests; used > l.seen.Requests10s+1 {
-			requests = used - l.seen.Requests10s - 1
-		}
+		requests = r.unseenRequests(ctx, l, fb.LimitRequests-fb.RemainingRequests)
 	}
 	if tokens > 0 || requests > 0 {
 		l.write(ctx, WriteAbsorb, func() error { return r.store.Absorb(ctx, d.QuotaKey, tokens, requests) })
 		r.Metrics.add(func(m *MetricsSnapshot) { m.AbsorbedTokens += tokens })
 	}
+}
+
+// unseenRequests is how many of the requests Azure says its window holds
+// (used) the store has not counted. The count seen when the call was
+// chosen is only a floor: every call admitted since then and answered
+// before this one is in Azure's count too, and in the store's. So a count
+// that looks short is read again, and only what the store still lacks is
+// absorbed; read against the old count, each answer of the calls in flight
+// would add the same gap again.
+func (r *Router) unseenRequests(ctx context.Context, l *Lease, used int64) int64 {
+	counted := l.seen.Requests10s + 1
+	if used <= counted {
+		return 0
+	}
+	if us, err := r.store.Usage(ctx, l.Deployment.QuotaKey); err == nil && len(us) == 1 {
+		counted = max(counted, us[0].Requests10s)
+	}
+	return max(0, used-counted)
 }
 
 // maxLate bounds how often one call may be reserved again because it was

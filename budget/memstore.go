@@ -269,8 +269,7 @@ func (s *MemStore) Absorb(ctx context.Context, deployment string, tokens, reques
 	d := s.dep(deployment, now)
 	d.tok.reserved += tokens
 	d.tok.absorbed += tokens
-	d.c1 += requests
-	d.c10 += requests
+	d.c10 += requests // the 10 s window only, as Store.Absorb says
 	return nil
 }
 

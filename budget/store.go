@@ -44,7 +44,9 @@ type Store interface {
 	// Usage reads the state of many deployments in one round trip.
 	Usage(ctx context.Context, deployments ...string) ([]Usage, error)
 	// Absorb adds use that Azure reports and the store did not see (other
-	// clients of the deployment) to the current windows, unconditionally.
+	// clients of the deployment) to the current token and 10 s windows,
+	// unconditionally. Requests are not added to the 1 s window: a count
+	// of the 10 s window does not say which second its requests fell in.
 	Absorb(ctx context.Context, deployment string, tokens, requests int64) error
 
 	// Window is the length of the token window.
