@@ -38,7 +38,7 @@ type Caller struct {
 	Types *calltypes.Registry
 	// Dispatcher sends the calls; nil when replaying a cassette. Set it,
 	// and Cassette, before the first call: the caller chooses how it
-	// sends then.
+	// sends then, and a call after either changed is refused.
 	Dispatcher *Dispatcher
 	Truncation Truncation
 	// Cassette records every exchange, or answers from a recording.
@@ -61,6 +61,7 @@ type Caller struct {
 
 	senderOnce sync.Once
 	send       sender
+	sentWith   sentWith
 
 	mu     sync.Mutex
 	stats  map[string]*TypeStats
@@ -228,7 +229,11 @@ func (c *Caller) exchange(ctx context.Context, req *request, o CallOptions, rep 
 	if err != nil {
 		return "", err
 	}
-	res, r, err := c.sender().send(ctx, req, call)
+	send, err := c.sender()
+	if err != nil {
+		return "", err
+	}
+	res, r, err := send.send(ctx, req, call)
 	rep.add(r) // the retries and 429s count even when the request failed
 	if err != nil {
 		return "", err

@@ -24,9 +24,12 @@ type sender interface {
 
 // sender is the caller's sender, chosen on its first call from what it
 // was given: a cassette to replay, a dispatcher to send through, and a
-// cassette to record to.
-func (c *Caller) sender() sender {
+// cassette to record to. Set once, it stays: a Dispatcher or Cassette
+// changed after the first call is refused, naming the field, rather than
+// silently ignored.
+func (c *Caller) sender() (sender, error) {
 	c.senderOnce.Do(func() {
+		c.sentWith = sentWith{c.Dispatcher, c.Cassette}
 		switch {
 		case c.Cassette.Replaying():
 			c.send = replaying{c.Cassette}
@@ -38,7 +41,19 @@ func (c *Caller) sender() sender {
 			c.send = live{c.Dispatcher}
 		}
 	})
-	return c.send
+	switch {
+	case c.Dispatcher != c.sentWith.dispatcher:
+		return nil, errors.New("llm: Caller.Dispatcher changed after the first call; a caller sends the way its first call chose: make a new Caller")
+	case c.Cassette != c.sentWith.cassette:
+		return nil, errors.New("llm: Caller.Cassette changed after the first call; a caller sends the way its first call chose: make a new Caller")
+	}
+	return c.send, nil
+}
+
+// sentWith is what a caller's first call chose its sender from.
+type sentWith struct {
+	dispatcher *Dispatcher
+	cassette   *Cassette
 }
 
 // live sends through the dispatcher: reserved, routed and settled by the

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -80,14 +81,19 @@ func TestTheSendersAreInterchangeable(t *testing.T) {
 	}
 	replayed := run(replayer)
 
-	if _, ok := direct.sender().(live); !ok {
-		t.Errorf("a caller with a dispatcher alone sends with %T", direct.sender())
-	}
-	if _, ok := recorder.sender().(recording); !ok {
-		t.Errorf("a caller with a dispatcher and a cassette sends with %T", recorder.sender())
-	}
-	if _, ok := replayer.sender().(replaying); !ok {
-		t.Errorf("a caller with a recording sends with %T", replayer.sender())
+	for _, c := range []struct {
+		caller *Caller
+		want   sender
+		what   string
+	}{
+		{direct, live{}, "a dispatcher alone"},
+		{recorder, recording{}, "a dispatcher and a cassette"},
+		{replayer, replaying{}, "a recording"},
+	} {
+		got, err := c.caller.sender()
+		if err != nil || fmt.Sprintf("%T", got) != fmt.Sprintf("%T", c.want) {
+			t.Errorf("a caller with %s sends with %T (%v), want %T", c.what, got, err, c.want)
+		}
 	}
 	js := func(v any) string { b, _ := json.Marshal(v); return string(b) }
 	for i := range recorded {

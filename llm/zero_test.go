@@ -3,6 +3,7 @@ package llm_test
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"strings"
 	"testing"
 
@@ -29,5 +30,22 @@ func TestZeroValues(t *testing.T) {
 	}
 	if _, _, err := d.Respond(ctx, budget.Call{Tokens: 1}, responses.ResponseNewParams{}); err == nil || !strings.Contains(err.Error(), "NewDispatcher") {
 		t.Errorf("a zero Dispatcher's Respond = %v", err)
+	}
+}
+
+// TestASenderChangedAfterTheFirstCallIsRefused: the first call fixes how a
+// caller sends; a Cassette or Dispatcher set after it would be ignored, so
+// the next call is refused, naming the field.
+func TestASenderChangedAfterTheFirstCallIsRefused(t *testing.T) {
+	ctx := context.Background()
+	args := json.RawMessage(`{"question":"Is the order paid?","goal":"Pay order 7"}`)
+	var c llm.Caller
+	if _, _, err := c.Call(ctx, "yes-no", args, llm.CallOptions{}); err == nil {
+		t.Fatal("a caller with no way to send answered")
+	}
+	c.Cassette = llm.NewCassette(io.Discard)
+	_, _, err := c.Call(ctx, "yes-no", args, llm.CallOptions{})
+	if err == nil || !strings.Contains(err.Error(), "Caller.Cassette changed after the first call") {
+		t.Errorf("a call after the cassette changed = %v, want an error naming Caller.Cassette", err)
 	}
 }
