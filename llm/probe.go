@@ -15,9 +15,9 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
-	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/headroom-agent/headroom/budget"
+	"github.com/headroom-agent/headroom/calltypes"
 	"github.com/headroom-agent/headroom/internal/redact"
 )
 
@@ -69,6 +69,29 @@ func Probe(ctx context.Context, d budget.Deployment, o ProbeOptions) (ProbeResul
 	return ProbeResult{Status: a.status, Header: a.header, Model: a.model, Code: a.code, Message: a.message, Latency: a.latency}, err
 }
 
+// probeShape writes the probe's request as a call's is written, for the
+// deployment's model family; a model the table does not know is written
+// as a chat model.
+func probeShape(d budget.Deployment) Shape {
+	info, err := budget.ModelFamily(d.Model, d.Family)
+	if err != nil {
+		return Shape{}
+	}
+	return Shape{Model: info}
+}
+
+// probeType is the probe as a call type: no schema, temperature 0 and,
+// on a reasoning model, the lowest effort the model takes (the table
+// lists it first), so a cap of one token is spent as cheaply as it can be
+// and still answers 200.
+func probeType(d budget.Deployment) calltypes.Type {
+	t := calltypes.Type{Name: "probe", ReasoningEffort: "minimal"}
+	if s := probeShape(d); len(s.Model.Efforts) > 0 {
+		t.ReasoningEffort = s.Model.Efforts[0]
+	}
+	return t
+}
+
 // answer is what one probing chat completion got back.
 type answer struct {
 	status        int
@@ -94,34 +117,20 @@ func probeChat(ctx context.Context, d budget.Deployment, prompt string, maxToken
 		ctx, cancel = context.WithTimeout(ctx, positiveOr(o.Timeout, DefaultProbeTimeout))
 		defer cancel()
 	}
-	opts, key, err := reach(d, azureClient(o.HTTPClient), getenv, defaultEntra(o.Credential))
+	opts, _, err := reach(d, azureClient(o.HTTPClient), getenv, defaultEntra(o.Credential))
 	if err != nil {
 		return answer{}, err
 	}
-	// The key, and an Entra token (registered as the credential handed
-	// it out), whole or in pieces, in whatever the answer echoes.
-	scrub := func(s string) string {
-		if key != "" {
-			s = strings.ReplaceAll(s, key, redact.Marker)
-		}
-		return redact.Text(s)
-	}
-
+	// reach registered the key, and the credential every Entra token it
+	// hands out, as secrets: whole or in pieces, whatever the answer
+	// echoes of them is hidden.
+	scrub := redact.Text
 	p := openai.ChatCompletionNewParams{
 		Model:    d.Deployment,
 		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage(prompt)},
 		N:        openai.Int(1),
 	}
-	if info, err := budget.ModelFamily(d.Model, d.Family); err == nil && info.Family == budget.Reasoning {
-		// Reasoning models refuse max_tokens; a cap of one token is spent
-		// thinking, which still answers 200.
-		p.MaxCompletionTokens = openai.Int(maxTokens)
-		if len(info.Efforts) > 0 {
-			p.ReasoningEffort = shared.ReasoningEffort(info.Efforts[0]) // the table lists the lowest first
-		}
-	} else {
-		p.MaxTokens = openai.Int(maxTokens)
-	}
+	probeShape(d).apply(&p, probeType(d), maxTokens)
 
 	// The trace's callbacks run on the transport's goroutines. An Entra
 	// token fetched on the same context fires them too; the last
