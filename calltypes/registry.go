@@ -107,8 +107,12 @@ const (
 	MinPageTokens     = 100
 )
 
-// Efforts are the reasoning efforts, least first.
-var Efforts = []string{"minimal", "low", "medium", "high"}
+// efforts are the reasoning efforts, least first.
+var efforts = []string{"minimal", "low", "medium", "high"}
+
+// IsEffort reports whether e is a reasoning effort: minimal, low, medium
+// or high.
+func IsEffort(e string) bool { return slices.Contains(efforts, e) }
 
 // Override is a config file's change to a registered type. Zero fields
 // keep the type's value; AllowN can grant the opt-in to n > 1, not take it
@@ -406,7 +410,7 @@ func check(t Type, limit int64) (Type, error) {
 		return fail("n %d needs allow_n: every extra choice is charged max_tokens again; set allow_n to opt in, or use n 1", t.N)
 	case math.IsNaN(t.Temperature) || t.Temperature < 0 || t.Temperature > 2:
 		return fail("temperature %v is outside 0 to 2", t.Temperature)
-	case t.ReasoningEffort != "" && !slices.Contains(Efforts, t.ReasoningEffort):
+	case t.ReasoningEffort != "" && !IsEffort(t.ReasoningEffort):
 		return fail("reasoning_effort %q is unknown: use minimal, low, medium or high", t.ReasoningEffort)
 	case t.ReasoningTokens < 0:
 		return fail("reasoning_tokens %d is negative: leave it out for the effort's allowance", t.ReasoningTokens)

@@ -32,8 +32,8 @@ const (
 	ViewWords View = "words"
 )
 
-// Views are the views, in the order they are documented.
-var Views = []View{ViewPage, ViewChanges, ViewWords}
+// views are the views, in the order they are documented.
+var views = []View{ViewPage, ViewChanges, ViewWords}
 
 // aroundAction is how many lines on either side of the acted element the
 // changes view keeps.
@@ -58,7 +58,7 @@ func (v View) Look(now Page, before *Page, acted, max int, count func(string) in
 }
 
 // Valid reports whether v is one of the views.
-func (v View) Valid() bool { return slices.Contains(Views, v) }
+func (v View) Valid() bool { return slices.Contains(views, v) }
 
 // words is the page with its elements written as words (their names and
 // values, without index or role), each item of a list on one line:

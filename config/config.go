@@ -99,7 +99,7 @@ func Parse(name string, data []byte) (*File, []budget.Warning, error) {
 		}
 	}
 	for e, n := range f.ReasoningTokens {
-		if !slices.Contains(calltypes.Efforts, e) {
+		if !calltypes.IsEffort(e) {
 			return nil, nil, doc.Errorf("reasoning_tokens", "%q is not a reasoning effort: use minimal, low, medium or high", e)
 		}
 		if n <= 0 {

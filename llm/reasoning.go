@@ -10,12 +10,16 @@ import (
 	"github.com/headroom-agent/headroom/calltypes"
 )
 
-// ReasoningAllowance is the room given to reasoning at each effort on a
+// reasoningAllowance is the room given to reasoning at each effort on a
 // reasoning model, on top of a type's visible cap, when the type sets no
 // reasoning_tokens of its own. A config's reasoning_tokens changes it per
 // effort. It is generous on purpose: a cap spent on reasoning leaves no
 // answer at all, and Azure charges the whole cap at admission either way.
-var ReasoningAllowance = map[string]int64{"minimal": 256, "low": 1024, "medium": 4096, "high": 16384}
+var reasoningAllowance = map[string]int64{"minimal": 256, "low": 1024, "medium": 4096, "high": 16384}
+
+// ReasoningAllowance is the room given to reasoning at effort when
+// neither the type nor the config sets one; 0 for an unknown effort.
+func ReasoningAllowance(effort string) int64 { return reasoningAllowance[effort] }
 
 // Shape is how the caller's requests are written for the model behind
 // them: its family from the family table (budget.Models). The zero value
@@ -60,7 +64,7 @@ func (s Shape) reasoningTokens(t calltypes.Type) int64 {
 	if n, ok := s.Allowance[e]; ok {
 		return n
 	}
-	return ReasoningAllowance[e]
+	return reasoningAllowance[e]
 }
 
 // Cap is what a call of t is capped at, and reserved on, for a visible

@@ -154,7 +154,7 @@ func (d Deployment) check(f string, pools map[string]bool, bad errorf) error {
 		return bad(f+".pool", "pool %q is not declared under pools", d.Pool)
 	}
 	for e, n := range d.ReasoningTokens {
-		if _, ok := DefaultReasoning[e]; !ok {
+		if _, ok := defaultReasoning[e]; !ok {
 			return bad(f+".reasoning_tokens", "%q is not a reasoning effort: use minimal, low, medium or high", e)
 		}
 		if n < 0 {

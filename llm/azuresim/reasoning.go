@@ -36,10 +36,17 @@ func efforts(model string) []string {
 	return []string{"low", "medium", "high"}
 }
 
-// DefaultReasoning is how many reasoning tokens a call spends at each
+// defaultReasoning is how many reasoning tokens a call spends at each
 // effort, when its deployment sets no reasoning_tokens of its own; medium
 // is the default effort.
-var DefaultReasoning = map[string]int64{"minimal": 16, "low": 160, "medium": 640, "high": 2560}
+var defaultReasoning = map[string]int64{"minimal": 16, "low": 160, "medium": 640, "high": 2560}
+
+// DefaultReasoning is how many reasoning tokens a call at effort spends
+// when its deployment sets none; false for an unknown effort.
+func DefaultReasoning(effort string) (int64, bool) {
+	n, ok := defaultReasoning[effort]
+	return n, ok
+}
 
 // reasoningTokens is what a call on d at effort spends thinking.
 func (d *deployment) reasoningTokens(effort string) int64 {
@@ -49,7 +56,7 @@ func (d *deployment) reasoningTokens(effort string) int64 {
 	if n, ok := d.cfg.ReasoningTokens[effort]; ok {
 		return n
 	}
-	return DefaultReasoning[effort]
+	return defaultReasoning[effort]
 }
 
 // checkReasoning answers 400 as Azure does to a request shaped for a chat
