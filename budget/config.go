@@ -108,7 +108,8 @@ type Deployment struct {
 	Deployment string `yaml:"deployment"`
 	// APIVersion is sent with every call; default DefaultAPIVersion.
 	APIVersion string `yaml:"api_version"`
-	// Model decides how requests are shaped (its family: see Models);
+	// Model decides how requests are shaped (its family, from the table
+	// in quota.go);
 	// ModelVersion with it, what a pool may mix.
 	Model        string `yaml:"model"`
 	ModelVersion string `yaml:"model_version"`

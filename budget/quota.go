@@ -136,7 +136,3 @@ func QuotaFamilies() []string {
 	}
 	return out
 }
-
-// Models lists the family table, for documentation and `headroom
-// calltypes`.
-func Models() []ModelInfo { return append([]ModelInfo(nil), models...) }

@@ -151,7 +151,7 @@ func NewRouter(store Store, cfg *Config, opts RouterOptions) (*Router, error) {
 	for name, ds := range cfg.Pools() {
 		for _, d := range ds {
 			lim := d.Limits(cfg.Margin)
-			lim.Spacing = lim.RequestSpacing(store.Window(), opts.RequestSlack, opts.RequestJitter)
+			lim.Spacing = lim.requestSpacing(store.Window(), opts.RequestSlack, opts.RequestJitter)
 			bg := lim
 			bg.Margin = cmp.Or(cfg.Margin, DefaultMargin) * (1 - *cfg.InteractiveFloor)
 			r.pools[name] = append(r.pools[name], &route{d: d, lim: lim, background: bg, br: &breaker{}})
@@ -177,7 +177,7 @@ func (r *Router) limits(rt *route, c Class) Limits {
 	if c == Background {
 		lim.Margin *= 1 - *r.cfg.InteractiveFloor
 	}
-	lim.Spacing = lim.PacedSpacing(r.store.Window(), r.opts.RequestSlack, cal.Allowance(p))
+	lim.Spacing = lim.pacedSpacing(r.store.Window(), r.opts.RequestSlack, cal.Allowance(p))
 	lim.Sliding = cal.Sliding
 	return lim
 }
@@ -217,6 +217,7 @@ type Lease struct {
 	ended  bool
 	cause  Cause   // a 429's, once Done read it
 	failed []error // Done's writes the store did not take
+	before int     // those of the earlier leases of the same Do call
 	// admitted is when the reservation was asked for, on this process's
 	// clock: the start of the lag the pacing allows for. The store admits
 	// it somewhere in its round trip, which may queue behind others'.

@@ -116,26 +116,26 @@ func (l Limits) MarginInForce() float64 {
 	return l.Margin
 }
 
-// RequestSpacing is the admission interval that keeps both request
+// requestSpacing is the admission interval that keeps both request
 // windows (the 1 s and 10 s ones, scaled to window) whatever their phase,
 // stretched by slack (0.01 is 1%) and by jitter: the server counts a call
 // when it arrives, and the time from reservation to arrival varies by
 // about that much, so two calls reserved one interval apart may arrive
 // closer.
-func (l Limits) RequestSpacing(window time.Duration, slack float64, jitter time.Duration) time.Duration {
+func (l Limits) requestSpacing(window time.Duration, slack float64, jitter time.Duration) time.Duration {
 	one := window / 60 / time.Duration(l.PerSecond())
 	ten := window / 6 / time.Duration(l.PerTenSeconds())
 	return time.Duration(float64(max(one, ten))*(1+slack)) + jitter
 }
 
-// PacedSpacing is the admission interval that keeps both request windows
+// pacedSpacing is the admission interval that keeps both request windows
 // against a server whose windows may slide, when a call reaches the server
 // up to lag later than another admitted before it: then the calls one
 // server window counts were admitted within the window plus lag, so the
 // interval is (window + lag) ÷ the window's limit, stretched by slack.
-// Unlike RequestSpacing's jitter, lag is spread over the window's calls
+// Unlike requestSpacing's jitter, lag is spread over the window's calls
 // rather than added to every interval.
-func (l Limits) PacedSpacing(window time.Duration, slack float64, lag time.Duration) time.Duration {
+func (l Limits) pacedSpacing(window time.Duration, slack float64, lag time.Duration) time.Duration {
 	one := (window/60 + lag) / time.Duration(l.PerSecond())
 	ten := (window/6 + lag) / time.Duration(l.PerTenSeconds())
 	return time.Duration(float64(max(one, ten)) * (1 + slack))

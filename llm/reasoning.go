@@ -22,7 +22,7 @@ var reasoningAllowance = map[string]int64{"minimal": 256, "low": 1024, "medium":
 func ReasoningAllowance(effort string) int64 { return reasoningAllowance[effort] }
 
 // Shape is how the caller's requests are written for the model behind
-// them: its family from the family table (budget.Models). The zero value
+// them: its family from the family table (budget/quota.go). The zero value
 // is a chat model.
 type Shape struct {
 	Model budget.ModelInfo

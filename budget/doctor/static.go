@@ -140,7 +140,7 @@ func (c *checker) poolVersions() {
 }
 
 // rpmRatios: Azure sells quota in units that bundle requests with
-// tokens (budget.Models), so an rpm the tpm does not carry is a typo or a
+// tokens (budget/quota.go), so an rpm the tpm does not carry is a typo or a
 // misunderstanding. Above the unit, the router admits requests Azure will
 // refuse on its 1 s and 10 s windows; below it, the requests are left
 // unused.

@@ -1,0 +1,12 @@
+package budget
+
+import "time"
+
+// The spacings, for tests of their arithmetic.
+func (l Limits) RequestSpacing(window time.Duration, slack float64, jitter time.Duration) time.Duration {
+	return l.requestSpacing(window, slack, jitter)
+}
+
+func (l Limits) PacedSpacing(window time.Duration, slack float64, lag time.Duration) time.Duration {
+	return l.pacedSpacing(window, slack, lag)
+}
