@@ -160,6 +160,7 @@ func callsTotal(cs []llm.Report) llm.Report {
 		t.LatencyMS += c.LatencyMS
 		t.Retries += c.Retries
 		t.RateLimited += c.RateLimited
+		t.StoreWritesFailed += c.StoreWritesFailed
 	}
 	return t
 }

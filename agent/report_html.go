@@ -131,6 +131,7 @@ footer { margin-top: 40px; font-size: 12px; color: var(--muted); }
   <div class="card"><div class="v">{{dur .ElapsedMS}}</div><div class="k">elapsed</div></div>
   <div class="card{{if .Retries}} alert{{end}}"><div class="v">{{num .Retries}}</div><div class="k">retries</div></div>
   <div class="card{{if .RateLimited}} alert{{end}}"><div class="v">{{num .RateLimited}}</div><div class="k">429s (rate limited)</div></div>
+  {{if .StoreWritesFailed}}<div class="card alert"><div class="v">{{num .StoreWritesFailed}}</div><div class="k">budget writes lost</div></div>{{end}}
   {{if .Mended}}<div class="card"><div class="v">{{num .Mended}}</div><div class="k">answers mended</div></div>{{end}}
   {{if .Repaired}}<div class="card alert"><div class="v">{{num .Repaired}}</div><div class="k">answers repaired</div></div>{{end}}
   {{if .Invalid}}<div class="card alert"><div class="v">{{num .Invalid}}</div><div class="k">answers invalid</div></div>{{end}}

@@ -125,6 +125,9 @@ type Totals struct {
 	ElapsedMS   int64 `json:"elapsed_ms"`
 	Retries     int   `json:"retries"`
 	RateLimited int   `json:"rate_limited"`
+	// StoreWritesFailed counts the budget writes after the calls that the
+	// shared store did not take (see llm.Report.StoreWritesFailed).
+	StoreWritesFailed int `json:"store_writes_failed,omitempty"`
 	// Mended, Repaired and Invalid count the calls whose answer the parser
 	// refused: read once their type mended a slip, read after a repair
 	// request, and still refused after it (the call failed).

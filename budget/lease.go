@@ -90,6 +90,12 @@ func (l *Lease) Done(ctx context.Context, o Outcome) error {
 // ended.
 const writeAfterCancel = 2 * time.Second
 
+// WritesFailed is how many of Done's writes the store did not take, for
+// this lease and, of a lease Do returned, the leases the same call took
+// before it (a 429 moved elsewhere, a late lease reserved again). Each
+// is counted in MetricsSnapshot.StoreWritesFailed too.
+func (l *Lease) WritesFailed() int { return l.before + len(l.failed) }
+
 // Cause is why the call was refused, once Done has read a 429; empty
 // for any other outcome.
 func (l *Lease) Cause() Cause { return l.cause }
@@ -332,6 +338,7 @@ func (r *Router) Do(ctx context.Context, c Call, send func(context.Context, *Lea
 	// late lease reserved again. Attempts after the first are Retries.
 	r.Metrics.add(func(m *MetricsSnapshot) { m.Calls++ })
 	var tried, gone []string // gone asked to wait past what the call can
+	var writesFailed int     // by the leases ended so far
 	var last Outcome
 	var lastLease *Lease
 	var cause Cause
@@ -350,15 +357,18 @@ func (r *Router) Do(ctx context.Context, c Call, send func(context.Context, *Lea
 			r.Metrics.add(func(m *MetricsSnapshot) { m.Retries++ })
 		}
 		o := send(ctx, l)
+		l.before = writesFailed
+		// Done's error is counted in Metrics and in l.WritesFailed; the
+		// call goes on, and its answer stands.
+		_ = l.Done(ctx, o)
+		writesFailed = l.WritesFailed()
 		if o.Late && late < maxLate {
 			// Not sent: reserve again, without spending an attempt.
 			late++
 			a--
-			_ = l.Done(ctx, o) // counted in Metrics; the call goes on
 			continue
 		}
 		made++
-		_ = l.Done(ctx, o) // counted in Metrics; the call's answer stands
 		cause = l.Cause()
 		if o.OK() {
 			r.Metrics.add(func(m *MetricsSnapshot) { m.Completed++ })

@@ -121,3 +121,34 @@ func TestACallGivenUpOnStillGivesItsReservationBack(t *testing.T) {
 		t.Errorf("the window still holds %d tokens of the call given up on", held)
 	}
 }
+
+// refusingCancels is a store that takes every write but the cancel.
+type refusingCancels struct{ budget.Store }
+
+func (refusingCancels) Cancel(context.Context, budget.Reservation) error {
+	return errors.New("the cancel is refused")
+}
+
+// TestDoSaysWhichWritesOfTheCallFailed: a call that took two leases (the
+// first not sent by its SendBy, the second answered) returns a lease whose
+// WritesFailed counts the first lease's lost cancel, as the metrics do.
+func TestDoSaysWhichWritesOfTheCallFailed(t *testing.T) {
+	r := router(t, refusingCancels{memStore()}, config(t, "", "a:100000"))
+	sends := 0
+	o, l, err := r.Do(bg, budget.Call{Tokens: 100}, func(context.Context, *budget.Lease) budget.Outcome {
+		sends++
+		if sends == 1 {
+			return budget.Outcome{Late: true, LateAt: time.Now()}
+		}
+		return budget.Outcome{Sent: true, Status: http.StatusOK, UsedTokens: 60}
+	})
+	if err != nil || !o.OK() {
+		t.Fatalf("Do = %+v, %v", o, err)
+	}
+	if n := l.WritesFailed(); n != 1 {
+		t.Errorf("the lease Do returned says %d writes failed, want 1 (the first lease's cancel)", n)
+	}
+	if n := r.Metrics.Snapshot().StoreWritesFailed["a"][budget.WriteCancel]; n != 1 {
+		t.Errorf("counted %d failed cancels, want 1", n)
+	}
+}

@@ -201,6 +201,7 @@ func (d *Dispatcher) do(ctx context.Context, c budget.Call, bound int64, send at
 	r.LatencyMS = time.Since(start).Milliseconds()
 	if lease != nil {
 		r.Deployment, r.TokensReserved = lease.Deployment.Name, lease.Reservation.Tokens
+		r.StoreWritesFailed = lease.WritesFailed()
 	}
 	var ce *budget.CallError
 	var ae *openai.Error

@@ -24,6 +24,11 @@ type Report struct {
 	Retries int `json:"retries"`
 	// RateLimited counts the 429s met on the way.
 	RateLimited int `json:"rate_limited"`
+	// StoreWritesFailed counts the budget store's writes after the call's
+	// requests (a settle, a cancel, a breaker opened on a 429) that the
+	// store did not take: room held to its window's end, or a breaker the
+	// fleet did not hear of. The answer stands.
+	StoreWritesFailed int `json:"store_writes_failed,omitempty"`
 	// ReasoningEffort and ReasoningTokens are a reasoning model's: the
 	// effort sent, and the tokens its answers spent reasoning (inside
 	// TokensUsed).
@@ -55,4 +60,5 @@ func (r *Report) add(x Report) {
 	r.LatencyMS += x.LatencyMS
 	r.Retries += x.Retries
 	r.RateLimited += x.RateLimited
+	r.StoreWritesFailed += x.StoreWritesFailed
 }
