@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"errors"
+	"slices"
 
 	"github.com/headroom-agent/headroom/browser"
 	"github.com/headroom-agent/headroom/budget"
@@ -48,10 +49,10 @@ type ExitCause struct {
 	is    func(ctx context.Context, s Status, err error) bool
 }
 
-// ExitCauses is the table, in the order ExitCode reads it: the first row
+// exitCauses is the table, in the order ExitCode reads it: the first row
 // whose cause holds decides. s is the task's status ("" for a command that
 // runs no task); err is what stopped the work, nil when nothing did.
-var ExitCauses = []ExitCause{
+var exitCauses = []ExitCause{
 	{ExitOK, "the task succeeded, or the command did its work", func(_ context.Context, s Status, err error) bool {
 		return err == nil && (s == "" || s == Succeeded)
 	}},
@@ -82,10 +83,14 @@ var ExitCauses = []ExitCause{
 	}},
 }
 
+// ExitCauses is the table ExitCode reads, in its order, for help texts
+// and docs: a copy, so the table itself stays as it is.
+func ExitCauses() []ExitCause { return slices.Clone(exitCauses) }
+
 // ExitCode is the exit code for work that ended with status s (the task's;
-// "" when the command runs none) and err, by the table ExitCauses.
+// "" when the command runs none) and err, by the table (ExitCauses).
 func ExitCode(ctx context.Context, s Status, err error) int {
-	for _, c := range ExitCauses {
+	for _, c := range exitCauses {
 		if c.is(ctx, s, err) {
 			return c.Code
 		}

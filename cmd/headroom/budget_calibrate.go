@@ -3,12 +3,14 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
 
 	"github.com/spf13/pflag"
 
+	"github.com/headroom-agent/headroom/agent"
 	"github.com/headroom-agent/headroom/budget"
 	"github.com/headroom-agent/headroom/budget/calibrate"
 	"github.com/headroom-agent/headroom/internal/plural"
@@ -28,12 +30,11 @@ func budgetCalibrate(fs *pflag.FlagSet) runner {
 	asJSON := fs.Bool("json", false, `print [{"deployment", "released", "recommendation", "estimate_ratio", "dispatch_lag_ms_p99", "evidence"}] instead of a table`)
 	return func(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if *timeout <= 0 {
-			fprintf(stderr, "headroom budget calibrate: --timeout %v: use a duration above zero, such as 20s\n", *timeout)
-			return exitUsage
+			return failed(ctx, stderr, "budget calibrate", agent.Usage(fmt.Errorf("--timeout %v: use a duration above zero, such as 20s", *timeout)))
 		}
-		f, file, ok := fleetConfig("budget calibrate", *configFile, stderr)
-		if !ok {
-			return exitUsage
+		f, file, err := fleetConfig("budget calibrate", *configFile, stderr)
+		if err != nil {
+			return failed(ctx, stderr, "budget calibrate", err)
 		}
 		ds := f.Budget.Deployments
 		if *only != "" {
@@ -46,8 +47,7 @@ func budgetCalibrate(fs *pflag.FlagSet) runner {
 				}
 			}
 			if len(picked) == 0 {
-				fprintf(stderr, "headroom budget calibrate: --deployment %q: %s has no such deployment (have: %s)\n", *only, file, strings.Join(names, ", "))
-				return exitUsage
+				return failed(ctx, stderr, "budget calibrate", agent.Usage(fmt.Errorf("--deployment %q: %s has no such deployment (have: %s)", *only, file, strings.Join(names, ", "))))
 			}
 			ds = picked
 		}
@@ -73,19 +73,18 @@ func budgetCalibrate(fs *pflag.FlagSet) runner {
 			2*calibrate.Samples+2, to, calibrate.Samples, calibrate.DefaultMaxTokens)
 		results := calibrate.Run(ctx, ds, o)
 		if ctx.Err() != nil && errors.Is(ctx.Err(), context.Canceled) {
-			fprintf(stderr, "headroom budget calibrate: interrupted\n")
-			return exitInterrupted
+			return failed(ctx, stderr, "budget calibrate", errInterrupted)
 		}
 		if *asJSON {
 			if code := printJSON(stdout, results); code != exitOK {
 				return code
 			}
 		} else if err := calibrate.WriteText(stdout, results, calibrate.Config{Name: file, Refund: f.Budget.Refund, Margin: f.Budget.Margin}); err != nil {
-			return exitFailed
+			return failed(ctx, stderr, "budget calibrate", err)
 		}
 		for _, r := range results {
 			if r.Failed() {
-				return exitFailed
+				return reported(ctx, "a deployment's calibration failed")
 			}
 		}
 		return exitOK

@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 
 	"github.com/spf13/pflag"
 
+	"github.com/headroom-agent/headroom/agent"
 	"github.com/headroom-agent/headroom/budget"
 	"github.com/headroom-agent/headroom/budget/doctor"
 	"github.com/headroom-agent/headroom/calltypes"
@@ -26,16 +28,14 @@ func budgetDoctor(fs *pflag.FlagSet) runner {
 		// Its warnings are findings of its own, not printed apart.
 		f, file, warnings, err := config.Read(*configFile)
 		if err == nil && file == "" {
-			fprintf(stderr, "headroom budget doctor: no config to check: pass --config FILE or set $%s\n", config.Env)
-			return exitUsage
+			return failed(ctx, stderr, "budget doctor", agent.Usage(fmt.Errorf("no config to check: pass --config FILE or set $%s", config.Env)))
 		}
 		if err == nil {
 			// The call-type overrides a fleet would apply at start.
 			err = f.Apply(calltypes.Default())
 		}
 		if err != nil {
-			fprintf(stderr, "headroom budget doctor: %v\n", err)
-			return exitUsage
+			return failed(ctx, stderr, "budget doctor", agent.Usage(err))
 		}
 		o := doctor.Options{Warnings: warnings, Timeout: *timeout}
 		if *probe {
@@ -47,18 +47,17 @@ func budgetDoctor(fs *pflag.FlagSet) runner {
 		}
 		report := doctor.Check(ctx, f, o)
 		if ctx.Err() != nil {
-			fprintf(stderr, "headroom budget doctor: interrupted\n")
-			return exitInterrupted
+			return failed(ctx, stderr, "budget doctor", errInterrupted)
 		}
 		if *asJSON {
 			if code := printJSON(stdout, report); code != exitOK {
 				return code
 			}
 		} else if err := report.WriteText(stdout); err != nil {
-			return exitFailed
+			return failed(ctx, stderr, "budget doctor", err)
 		}
 		if report.Failed() {
-			return exitFailed
+			return reported(ctx, "a finding failed")
 		}
 		return exitOK
 	}

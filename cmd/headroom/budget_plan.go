@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 
 	"github.com/spf13/pflag"
 
+	"github.com/headroom-agent/headroom/agent"
 	"github.com/headroom-agent/headroom/budget/plan"
 	"github.com/headroom-agent/headroom/calltypes"
 	"github.com/headroom-agent/headroom/config"
@@ -22,10 +24,9 @@ func budgetPlan(fs *pflag.FlagSet) runner {
 	spm := fs.Float64("steps-per-minute", plan.DefaultStepsPerMinute, "an agent's pace; with --runs, given only to retime the runs to it (they keep their own pace otherwise)")
 	runs := fs.String("runs", "", "measure the mix, the charges and the pace from the result.json files under this `directory` (at any depth), planning at the p99")
 	flat := fs.Int64("flat-cap", plan.DefaultFlatCap, "the flat max_tokens to compare the types' caps with")
-	return func(_ context.Context, args []string, stdout, stderr io.Writer) int {
+	return func(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fail := func(format string, a ...any) int {
-			fprintf(stderr, "headroom budget plan: "+format+"\n", a...)
-			return exitUsage
+			return failed(ctx, stderr, "budget plan", agent.Usage(fmt.Errorf(format, a...)))
 		}
 		set := map[string]bool{}
 		fs.Visit(func(f *pflag.Flag) { set[f.Name] = true })
@@ -95,7 +96,7 @@ func budgetPlan(fs *pflag.FlagSet) runner {
 			return printJSON(stdout, p)
 		}
 		if err := plan.Print(stdout, p); err != nil {
-			return exitFailed
+			return failed(ctx, stderr, "budget plan", err)
 		}
 		return exitOK
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"time"
 
@@ -23,16 +24,14 @@ func budgetTop(fs *pflag.FlagSet) runner {
 	width := fs.Int("width", top.DefaultWidth, "`columns` of the --once frame")
 	return func(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if *interval <= 0 {
-			fprintf(stderr, "headroom budget top: --interval %v: use a duration above zero, such as 1s\n", *interval)
-			return exitUsage
+			return failed(ctx, stderr, "budget top", agent.Usage(fmt.Errorf("--interval %v: use a duration above zero, such as 1s", *interval)))
 		}
 		if *width < 1 {
-			fprintf(stderr, "headroom budget top: --width %d: use 1 column or more\n", *width)
-			return exitUsage
+			return failed(ctx, stderr, "budget top", agent.Usage(fmt.Errorf("--width %d: use 1 column or more", *width)))
 		}
-		f, file, ok := fleetConfig("budget top", *configFile, stderr)
-		if !ok {
-			return exitUsage
+		f, file, err := fleetConfig("budget top", *configFile, stderr)
+		if err != nil {
+			return failed(ctx, stderr, "budget top", err)
 		}
 		cfg := &f.Budget // validated by the load
 		note := ""
@@ -59,8 +58,7 @@ func budgetTop(fs *pflag.FlagSet) runner {
 
 		s, err := tcell.NewScreen()
 		if err != nil {
-			fprintf(stderr, "headroom budget top: no terminal to draw on (%v); --once prints one frame as text\n", err)
-			return exitUsage
+			return failed(ctx, stderr, "budget top", agent.Usage(fmt.Errorf("no terminal to draw on (%v); --once prints one frame as text", err)))
 		}
 		err = top.Run(ctx, s, router.Dashboard, o, *interval)
 		if err == nil || ctx.Err() != nil {

@@ -44,7 +44,7 @@ func rootLong() string {
 	var b strings.Builder
 	b.WriteString("headroom runs browser-automation agents that share one Azure OpenAI budget.\n\n")
 	b.WriteString("Exit codes, the same for every command (the first cause that holds decides):\n")
-	for _, c := range agent.ExitCauses {
+	for _, c := range agent.ExitCauses() {
 		fmt.Fprintf(&b, "  %3d  %s\n", c.Code, c.Cause)
 	}
 	return strings.TrimSuffix(b.String(), "\n")

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"io"
 
 	"github.com/headroom-agent/headroom/agent"
@@ -14,4 +15,15 @@ import (
 func failed(ctx context.Context, stderr io.Writer, command string, err error) int {
 	fprintf(stderr, "headroom %s: %v\n", command, err)
 	return agent.ExitCode(ctx, "", err)
+}
+
+// errInterrupted is what a command stopped by SIGINT or SIGTERM says; the
+// table gives it its code from the context, whatever the error.
+var errInterrupted = errors.New("interrupted")
+
+// reported is the exit code of a command whose output already said what
+// failed (doctor's findings, calibrate's rows, a check's lines): the
+// table's, with nothing more on stderr.
+func reported(ctx context.Context, what string) int {
+	return agent.ExitCode(ctx, "", errors.New(what))
 }

@@ -95,24 +95,21 @@ func loadConfig(command, file string, stderr io.Writer) (_ *config.File, ok bool
 
 // fleetConfig loads the config a budget command reads (the flag's, else
 // $HEADROOM_CONFIG): one with deployments, since the command looks at
-// them, and the file's name. It prints the warnings; on failure it has
-// said why, and the caller exits 2.
-func fleetConfig(command, flag string, stderr io.Writer) (_ *config.File, name string, ok bool) {
+// them, and the file's name. It prints the warnings; what fails is a
+// usage error.
+func fleetConfig(command, flag string, stderr io.Writer) (_ *config.File, name string, _ error) {
 	file := config.Path(flag)
 	if file == "" {
-		fprintf(stderr, "headroom %s: no config: pass --config FILE or set $%s (the fleet's deployments, and the Redis they share)\n", command, config.Env)
-		return nil, "", false
+		return nil, "", agent.Usage(fmt.Errorf("no config: pass --config FILE or set $%s (the fleet's deployments, and the Redis they share)", config.Env))
 	}
 	f, err := readConfig(command, file, stderr)
 	if err != nil {
-		fprintf(stderr, "headroom %s: %v\n", command, err)
-		return nil, file, false
+		return nil, file, agent.Usage(err)
 	}
 	if f.TypesOnly() {
-		fprintf(stderr, "headroom %s: %s has no deployments\n", command, file)
-		return nil, file, false
+		return nil, file, agent.Usage(fmt.Errorf("%s has no deployments", file))
 	}
-	return f, file, true
+	return f, file, nil
 }
 
 // storeRouter opens the store a validated config names and a router over

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/headroom-agent/headroom/agent"
 	"github.com/headroom-agent/headroom/llm/azuresim"
 	"github.com/headroom-agent/headroom/llm/azuresim/heuristic"
 )
@@ -43,20 +45,17 @@ func runSim(fs *pflag.FlagSet) runner {
 		if *file != "" {
 			var err error
 			if cfg, err = azuresim.LoadConfig(*file); err != nil {
-				fprintf(stderr, "headroom sim: %v\n", err)
-				return exitUsage
+				return failed(ctx, stderr, "sim", agent.Usage(err))
 			}
 		}
 		if !(*scale > 0) {
 			// 0 in a config means the default; given here it is a mistake.
-			fprintf(stderr, "headroom sim: --estimate-scale: %v must be above 0\n", *scale)
-			return exitUsage
+			return failed(ctx, stderr, "sim", agent.Usage(fmt.Errorf("--estimate-scale: %v must be above 0", *scale)))
 		}
 		for _, s := range deps {
 			d, err := azuresim.ParseDeploymentFlag(s)
 			if err != nil {
-				fprintf(stderr, "headroom sim: --serve: %v\n", err)
-				return exitUsage
+				return failed(ctx, stderr, "sim", agent.Usage(fmt.Errorf("--serve: %v", err)))
 			}
 			d.Reply, d.OutputTokens = *reply, *outTokens
 			d.RequestWindows, d.TokenWindow = azuresim.WindowRule(*reqWindows), azuresim.WindowRule(*tokWindow)
@@ -86,20 +85,17 @@ func runSim(fs *pflag.FlagSet) runner {
 			}
 		})
 		if len(cfg.Deployments) == 0 && len(cfg.Resources) == 0 {
-			fprintf(stderr, "headroom sim: no deployments: give --serve NAME:TPM[:RPM] or --config FILE\n")
-			return exitUsage
+			return failed(ctx, stderr, "sim", agent.Usage(errors.New("no deployments: give --serve NAME:TPM[:RPM] or --config FILE")))
 		}
 		sim, err := azuresim.New(cfg, azuresim.Options{APIKeys: keys, Models: map[string]azuresim.Model{"heuristic": heuristic.Model{}}})
 		if err != nil {
-			fprintf(stderr, "headroom sim: %v\n", err)
-			return exitUsage
+			return failed(ctx, stderr, "sim", agent.Usage(err))
 		}
 		err = sim.Serve(ctx, *addr, func(resourceAddr, bound string) {
 			fprintf(stderr, "headroom sim: serving on http://%s: %s\n", bound, describe(sim, resourceAddr))
 		})
 		if err != nil {
-			fprintf(stderr, "headroom sim: %v\n", err)
-			return exitFailed
+			return failed(ctx, stderr, "sim", err)
 		}
 		fprintf(stderr, "headroom sim: stopped\n")
 		return exitOK

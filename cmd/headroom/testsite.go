@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/headroom-agent/headroom/agent"
 	"github.com/headroom-agent/headroom/internal/testsite"
 )
 
@@ -27,13 +29,11 @@ func runTestsite(fs *pflag.FlagSet) runner {
 	return func(ctx context.Context, _ []string, _, stderr io.Writer) int {
 		sites, err := siteNames(*dir)
 		if err != nil {
-			fprintf(stderr, "headroom testsite: --dir: %v: run it from the repository's root, or name the pages with --dir\n", err)
-			return exitUsage
+			return failed(ctx, stderr, "testsite", agent.Usage(fmt.Errorf("--dir: %v: run it from the repository's root, or name the pages with --dir", err)))
 		}
 		l, err := net.Listen("tcp", *addr)
 		if err != nil {
-			fprintf(stderr, "headroom testsite: %v\n", err)
-			return exitFailed
+			return failed(ctx, stderr, "testsite", err)
 		}
 		srv := &http.Server{Handler: testsite.HandlerOf(*dir), ReadHeaderTimeout: 10 * time.Second}
 		base := "http://" + l.Addr().String()
@@ -49,8 +49,7 @@ func runTestsite(fs *pflag.FlagSet) runner {
 			_ = srv.Shutdown(shut)
 		}()
 		if err := srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			fprintf(stderr, "headroom testsite: %v\n", err)
-			return exitFailed
+			return failed(ctx, stderr, "testsite", err)
 		}
 		fprintf(stderr, "headroom testsite: stopped\n")
 		return exitOK
