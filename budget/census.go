@@ -18,6 +18,11 @@ type Census interface {
 	// Count429 counts one 429 a deployment sent, in the store's current
 	// token window.
 	Count429(ctx context.Context, deployment string, cause Cause) error
+	// CountLostWrites adds n writes after a call (a settle, a cancel, a
+	// breaker opened) that a process could not make on a deployment, told
+	// once the store answers it again. The count is kept LostWritesKept
+	// after the last one told.
+	CountLostWrites(ctx context.Context, deployment string, n int64) error
 	// Count reads the agents alive and, per deployment, the 429s of the
 	// current and the previous window (so "in the last minute" never reads
 	// a window just begun as quiet).
@@ -29,7 +34,15 @@ type Count struct {
 	Agents int
 	// RateLimited is by deployment, then cause.
 	RateLimited map[string]map[Cause]int64
+	// LostWrites is by deployment: the writes the fleet's processes could
+	// not make, as they told them (see CountLostWrites).
+	LostWrites map[string]int64
 }
+
+// LostWritesKept is how long the census keeps a deployment's count of lost
+// writes after the last one told: long enough for whoever looks the next
+// day to see that an outage cost some.
+const LostWritesKept = 24 * time.Hour
 
 // checkinEvery is how often a Caller tells the census it is alive;
 // checkinTTL how long one check-in lasts, so a container that dies drops

@@ -50,8 +50,12 @@ type DeploymentView struct {
 	RateLimited      map[Cause]int64
 	FleetRateLimited map[Cause]int64
 	// WritesFailed is the writes after a call this process's store did
-	// not take, by write (MetricsSnapshot.StoreWritesFailed).
-	WritesFailed map[string]int64
+	// not take, by write (MetricsSnapshot.StoreWritesFailed);
+	// FleetWritesLost the fleet's, as its processes told the census once
+	// the store answered again (over budget.LostWritesKept; 0 without a
+	// census).
+	WritesFailed    map[string]int64
+	FleetWritesLost int64
 	// Answered is the calls this process had answered by it.
 	Answered int64
 	// Model is what the fleet has learned of the deployment's counter, as
@@ -138,6 +142,7 @@ func (r *Router) Dashboard(ctx context.Context) (Dashboard, error) {
 		}
 		if count != nil {
 			v.FleetRateLimited = count.RateLimited[d.QuotaKey]
+			v.FleetWritesLost = count.LostWrites[d.QuotaKey]
 		}
 		if cals != nil {
 			p := r.policy().defaults()

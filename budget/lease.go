@@ -105,11 +105,16 @@ func (l *Lease) Cause() Cause { return l.cause }
 func (l *Lease) write(ctx context.Context, op string, f func() error) {
 	err := l.router.persist(ctx, f)
 	var se *StoreError
-	if err == nil || errors.As(err, &se) && se.Queued {
-		return // written, or the store's to write (see StoreError.Queued)
+	switch {
+	case err == nil:
+		l.router.tellLost(ctx) // the store answers again
+		return
+	case errors.As(err, &se) && se.Queued:
+		return // the store's to write (see StoreError.Queued)
 	}
 	d := l.Deployment.Name
 	l.router.Metrics.writeFailed(d, op)
+	l.router.lost.add(l.Deployment.QuotaKey, 1)
 	l.failed = append(l.failed, fmt.Errorf("budget: %s on %s: %w", op, d, err))
 }
 

@@ -22,6 +22,7 @@ type MemStore struct {
 
 	agents map[string]time.Time           // alive until
 	r429   map[string]map[int64]*[4]int64 // by deployment, then window index
+	lost   map[string]memLost             // by deployment
 	cal    map[string]Calibration
 }
 
@@ -440,12 +441,37 @@ func (s *MemStore) Count429(ctx context.Context, deployment string, cause Cause)
 	return nil
 }
 
+func (s *MemStore) CountLostWrites(ctx context.Context, deployment string, n int64) error {
+	s.init()
+	if deployment == "" || n <= 0 {
+		return errors.New("budget: lost writes need their deployment and a count above 0")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.lost == nil {
+		s.lost = map[string]memLost{}
+	}
+	now := s.opts.Now()
+	l := s.lost[deployment]
+	if !l.until.After(now) {
+		l.n = 0
+	}
+	s.lost[deployment] = memLost{l.n + n, now.Add(LostWritesKept)}
+	return nil
+}
+
+// memLost is a deployment's count of lost writes, and when it expires.
+type memLost struct {
+	n     int64
+	until time.Time
+}
+
 func (s *MemStore) Count(ctx context.Context, deployments ...string) (Count, error) {
 	s.init()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.opts.Now()
-	c := Count{RateLimited: map[string]map[Cause]int64{}}
+	c := Count{RateLimited: map[string]map[Cause]int64{}, LostWrites: map[string]int64{}}
 	for _, until := range s.agents {
 		if until.After(now) {
 			c.Agents++
@@ -462,6 +488,9 @@ func (s *MemStore) Count(ctx context.Context, deployments ...string) (Count, err
 			}
 		}
 		c.RateLimited[d] = m
+		if l := s.lost[d]; l.until.After(now) {
+			c.LostWrites[d] = l.n
+		}
 	}
 	return c, nil
 }

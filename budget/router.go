@@ -104,6 +104,8 @@ type Router struct {
 	rng      *rand.Rand
 	sessions map[string]*route
 	queues   map[string]*[2]queue // by pool, then class
+
+	lost lostWrites // Done's, until the census is told
 }
 
 // route is one deployment as the router sees it.

@@ -122,8 +122,9 @@ func TestACallGivenUpOnStillGivesItsReservationBack(t *testing.T) {
 	}
 }
 
-// refusingCancels is a store that takes every write but the cancel.
-type refusingCancels struct{ budget.Store }
+// refusingCancels is a store that takes every write but the cancel; its
+// census counts.
+type refusingCancels struct{ *budget.MemStore }
 
 func (refusingCancels) Cancel(context.Context, budget.Reservation) error {
 	return errors.New("the cancel is refused")
@@ -131,9 +132,10 @@ func (refusingCancels) Cancel(context.Context, budget.Reservation) error {
 
 // TestDoSaysWhichWritesOfTheCallFailed: a call that took two leases (the
 // first not sent by its SendBy, the second answered) returns a lease whose
-// WritesFailed counts the first lease's lost cancel, as the metrics do.
+// WritesFailed counts the first lease's lost cancel, as the metrics do;
+// the second lease's settle, taken, tells the fleet's census of it.
 func TestDoSaysWhichWritesOfTheCallFailed(t *testing.T) {
-	r := router(t, refusingCancels{memStore()}, config(t, "", "a:100000"))
+	r := router(t, refusingCancels{budget.NewMemStore(budget.MemOptions{})}, config(t, "", "a:100000"))
 	sends := 0
 	o, l, err := r.Do(bg, budget.Call{Tokens: 100}, func(context.Context, *budget.Lease) budget.Outcome {
 		sends++
@@ -150,5 +152,12 @@ func TestDoSaysWhichWritesOfTheCallFailed(t *testing.T) {
 	}
 	if n := r.Metrics.Snapshot().StoreWritesFailed["a"][budget.WriteCancel]; n != 1 {
 		t.Errorf("counted %d failed cancels, want 1", n)
+	}
+	d, err := r.Dashboard(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := d.Deployments[0].FleetWritesLost; n != 1 {
+		t.Errorf("the fleet's census holds %d lost writes, want the cancel", n)
 	}
 }

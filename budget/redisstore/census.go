@@ -1,6 +1,7 @@
 package redisstore
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"time"
@@ -46,9 +47,29 @@ func (s *Store) Count429(ctx context.Context, deployment string, cause budget.Ca
 	return wrap(ctx, "count 429", err)
 }
 
+// CountLostWrites adds n to the deployment's count of lost writes, a
+// counter of its own beside its 429s, kept budget.LostWritesKept after
+// the last added.
+func (s *Store) CountLostWrites(ctx context.Context, deployment string, n int64) error {
+	if deployment == "" || n <= 0 {
+		return errors.New("redisstore: lost writes need their deployment and a count above 0")
+	}
+	key := s.lostKey(deployment)
+	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.IncrBy(ctx, key, n)
+		p.PExpire(ctx, key, budget.LostWritesKept)
+		return nil
+	})
+	return wrap(ctx, "count lost writes", err)
+}
+
+// lostKey holds a deployment's count of lost writes, in its hash slot.
+func (s *Store) lostKey(deployment string) string { return s.tag(deployment) + ":lost" }
+
 // Count reads the agents and every deployment's 429s in one pipeline (one
 // round trip per node on a cluster).
 func (s *Store) Count(ctx context.Context, deployments ...string) (budget.Count, error) {
+	var lost []*redis.StringCmd // each deployment's lost writes
 	run := func(eval bool) (*redis.Cmd, []*redis.Cmd, error) {
 		script := func(sc *redis.Script, p redis.Pipeliner, keys []string, args ...any) *redis.Cmd {
 			if eval {
@@ -58,13 +79,23 @@ func (s *Store) Count(ctx context.Context, deployments ...string) (budget.Count,
 		}
 		var agents *redis.Cmd
 		per := make([]*redis.Cmd, len(deployments))
+		lost = make([]*redis.StringCmd, len(deployments))
 		_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 			agents = script(censusAgentsScript, p, []string{s.agentsKey()}, "", 0)
 			for i, d := range deployments {
 				per[i] = script(census429Script, p, []string{s.tag(d) + ":429"}, s.window.Milliseconds(), "")
+				lost[i] = p.Get(ctx, s.lostKey(d))
 			}
 			return nil
 		})
+		if errors.Is(err, redis.Nil) {
+			// A deployment that lost no write: the error that counts is
+			// a script's, if any (NOSCRIPT among them).
+			err = agents.Err()
+			for _, c := range per {
+				err = cmp.Or(err, c.Err())
+			}
+		}
 		return agents, per, err
 	}
 	agents, per, err := run(false)
@@ -81,7 +112,7 @@ func (s *Store) Count(ctx context.Context, deployments ...string) (budget.Count,
 	if err != nil {
 		return budget.Count{}, wrap(ctx, "count", err)
 	}
-	out := budget.Count{Agents: int(n), RateLimited: map[string]map[budget.Cause]int64{}}
+	out := budget.Count{Agents: int(n), RateLimited: map[string]map[budget.Cause]int64{}, LostWrites: map[string]int64{}}
 	for i, d := range deployments {
 		v, err := per[i].Int64Slice()
 		if err != nil || len(v) != len(causes) {
@@ -92,6 +123,12 @@ func (s *Store) Count(ctx context.Context, deployments ...string) (budget.Count,
 			m[c] = v[j]
 		}
 		out.RateLimited[d] = m
+		switch l, err := lost[i].Int64(); {
+		case err == nil:
+			out.LostWrites[d] = l
+		case !errors.Is(err, redis.Nil):
+			return budget.Count{}, wrap(ctx, "count", err)
+		}
 	}
 	return out, nil
 }

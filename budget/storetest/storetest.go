@@ -573,4 +573,19 @@ func testCensus(t *testing.T, h Harness) {
 	if n, _ := c.Count(bg, "a"); n.RateLimited["a"][budget.CauseTokens] != 0 {
 		t.Errorf("two windows on: tokens = %d, want 0", n.RateLimited["a"][budget.CauseTokens])
 	}
+
+	// Lost writes add up across handles, and outlive the windows.
+	for _, lost := range []int64{2, 3} {
+		if err := c.CountLostWrites(bg, "a", lost); err != nil {
+			t.Fatal(err)
+		}
+	}
+	untilBoundary(w)
+	n, err = other.Count(bg, "a", "b")
+	if err != nil || n.LostWrites["a"] != 5 || n.LostWrites["b"] != 0 {
+		t.Errorf("lost writes told 2 and 3 on a, none on b: %v, %v", n.LostWrites, err)
+	}
+	if err := c.CountLostWrites(bg, "a", 0); err == nil {
+		t.Error("a count of 0 lost writes was accepted")
+	}
 }

@@ -307,6 +307,11 @@ func deployment(v budget.DeploymentView, all []budget.DeploymentView, c cols, wi
 		fields = append(fields, Span{"breaker closed", Plain})
 	}
 	fields = append(fields, rateLimited(v.FleetRateLimited))
+	if n := v.FleetWritesLost; n > 0 {
+		// A settle, cancel or breaker the store never got: room held to
+		// its window's end, or a breaker the fleet did not hear of.
+		fields = append(fields, Span{fmt.Sprintf("%d budget write%s lost (fleet, last %v h)", n, plural(int(n)), budget.LostWritesKept.Hours()), Bad})
+	}
 	if m := v.Model; m != nil {
 		fields = append(fields, model(m))
 	}

@@ -177,6 +177,17 @@ func TestTop429s(t *testing.T) {
 	}
 }
 
+// TestTopLostWrites: the fleet's lost writes show on their deployment,
+// and a deployment that lost none says nothing of them.
+func TestTopLostWrites(t *testing.T) {
+	v := view("gpt4o-a", 150_000, 900, 0)
+	v.FleetWritesLost = 3
+	out := frame(t, dashboard(v, view("gpt4o-b", 150_000, 900, 0)), Options{})
+	if n := strings.Count(out, "writes lost"); !strings.Contains(out, "3 budget writes lost (fleet, last 24 h)") || n != 1 {
+		t.Errorf("want one deployment's 3 lost writes, got %d mentions in\n%s", n, out)
+	}
+}
+
 func TestTopRequestWindows(t *testing.T) {
 	v := view("gpt4o-a", 150_000, 900, 0)
 	v.Requests1s, v.Requests10s = 15, 40
