@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/headroom-agent/headroom/internal/loopback"
 	"github.com/headroom-agent/headroom/internal/yamlconf"
 )
 
@@ -520,23 +521,13 @@ func checkEndpoint(s, f string, bad errorf) error {
 	switch u.Scheme {
 	case "https":
 	case "http":
-		if !Loopback(u.Hostname()) {
+		if !loopback.Host(u.Hostname()) {
 			return bad(f, "plain http is allowed only on loopback hosts (the simulator): use https")
 		}
 	default:
 		return bad(f, "scheme %q: use https", u.Scheme)
 	}
 	return nil
-}
-
-// Loopback reports a host name or address on this machine: the only place
-// an endpoint may be plain http (the simulator).
-func Loopback(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // checkPools refuses a routing pool whose members are different models:

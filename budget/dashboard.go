@@ -99,7 +99,7 @@ func (r *Router) Dashboard(ctx context.Context) (Dashboard, error) {
 	if err != nil {
 		return Dashboard{}, err
 	}
-	m := r.Metrics.Snapshot()
+	m := r.metrics.snapshot()
 	out := Dashboard{At: time.Now(), Agents: -1, Shed: m.ShedBy}
 	var count *Count
 	if c, ok := r.store.(Census); ok {
@@ -183,7 +183,7 @@ func (r *Router) census429(d *Deployment, cause Cause) {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
 		if err := c.Count429(ctx, d.QuotaKey, cause); err != nil {
-			r.Metrics.writeFailed(d.Name, WriteCensus)
+			r.metrics.writeFailed(d.Name, WriteCensus)
 		}
 	}()
 }

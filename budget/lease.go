@@ -113,7 +113,7 @@ func (l *Lease) write(ctx context.Context, op string, f func() error) {
 		return // the store's to write (see StoreError.Queued)
 	}
 	d := l.Deployment.Name
-	l.router.Metrics.writeFailed(d, op)
+	l.router.metrics.writeFailed(d, op)
 	l.router.lost.add(l.Deployment.QuotaKey, 1)
 	l.failed = append(l.failed, fmt.Errorf("budget: %s on %s: %w", op, d, err))
 }
@@ -137,13 +137,13 @@ func (l *Lease) done(ctx context.Context, o Outcome, fb Feedback, now time.Time)
 	case o.OK():
 		settle(o.UsedTokens)
 		l.route.br.success()
-		r.Metrics.add(func(m *MetricsSnapshot) { m.ByDeployment[d.Name]++ })
+		r.metrics.add(func(m *MetricsSnapshot) { m.ByDeployment[d.Name]++ })
 	case o.Status == http.StatusTooManyRequests:
 		// Refused at the door: Azure charged nothing for it.
 		l.cancel(ctx)
 		l.route.br.release(l.probe)
 		cause := Classify(fb, d.QuotaTPM, l.Reservation.Tokens)
-		r.Metrics.limited(d.Name, cause)
+		r.metrics.limited(d.Name, cause)
 		r.census429(d, cause)
 		wait := min(fb.RetryAfter, MaxBreakerWait)
 		if wait <= 0 {
@@ -159,7 +159,7 @@ func (l *Lease) done(ctx context.Context, o Outcome, fb Feedback, now time.Time)
 	case o.Retryable():
 		// The call may have been admitted and charged: keep the charge.
 		settle(0)
-		r.Metrics.add(func(m *MetricsSnapshot) {
+		r.metrics.add(func(m *MetricsSnapshot) {
 			if o.Status == 0 {
 				m.TransportErrors++
 			} else {
@@ -168,7 +168,7 @@ func (l *Lease) done(ctx context.Context, o Outcome, fb Feedback, now time.Time)
 		})
 		if backoff, trip := l.route.br.failure(now, l.probe); trip {
 			openBreaker(backoff)
-			r.Metrics.add(func(m *MetricsSnapshot) { m.BreakerTrips++ })
+			r.metrics.add(func(m *MetricsSnapshot) { m.BreakerTrips++ })
 		}
 	default:
 		l.cancel(ctx)
@@ -225,7 +225,7 @@ func (r *Router) feedback(ctx context.Context, l *Lease, fb Feedback) {
 		// answers stop saying so.
 		limit = fb.LimitTokens
 		l.write(ctx, WriteLimit, func() error { return r.store.SetEffectiveLimit(ctx, d.QuotaKey, fb.LimitTokens, 2*r.store.Window()) })
-		r.Metrics.add(func(m *MetricsSnapshot) { m.EffectiveLimits++ })
+		r.metrics.add(func(m *MetricsSnapshot) { m.EffectiveLimits++ })
 	}
 	// Azure may know of use we did not see (other clients of the
 	// deployment); take its word when it says more is used than we hold.
@@ -272,7 +272,7 @@ func (r *Router) feedback(ctx context.Context, l *Lease, fb Feedback) {
 	}
 	if tokens > 0 || requests > 0 {
 		l.write(ctx, WriteAbsorb, func() error { return r.store.Absorb(ctx, d.QuotaKey, tokens, requests) })
-		r.Metrics.add(func(m *MetricsSnapshot) { m.AbsorbedTokens += tokens })
+		r.metrics.add(func(m *MetricsSnapshot) { m.AbsorbedTokens += tokens })
 	}
 }
 
@@ -341,7 +341,7 @@ func (r *Router) Do(ctx context.Context, c Call, send func(context.Context, *Lea
 	}
 	// One call, however many leases it takes: a 429 moved elsewhere, a
 	// late lease reserved again. Attempts after the first are Retries.
-	r.Metrics.add(func(m *MetricsSnapshot) { m.Calls++ })
+	r.metrics.add(func(m *MetricsSnapshot) { m.Calls++ })
 	var tried, gone []string // gone asked to wait past what the call can
 	var writesFailed int     // by the leases ended so far
 	var last Outcome
@@ -355,15 +355,15 @@ func (r *Router) Do(ctx context.Context, c Call, send func(context.Context, *Lea
 		}
 		l, err := r.acquire(ctx, c, routes, exclude)
 		if err != nil {
-			r.Metrics.add(func(m *MetricsSnapshot) { m.Failed++ })
+			r.metrics.add(func(m *MetricsSnapshot) { m.Failed++ })
 			return last, nil, err
 		}
 		if a > 0 {
-			r.Metrics.add(func(m *MetricsSnapshot) { m.Retries++ })
+			r.metrics.add(func(m *MetricsSnapshot) { m.Retries++ })
 		}
 		o := send(ctx, l)
 		l.before = writesFailed
-		// Done's error is counted in Metrics and in l.WritesFailed; the
+		// Done's error is counted in the router's metrics and in l.WritesFailed; the
 		// call goes on, and its answer stands.
 		_ = l.Done(ctx, o)
 		writesFailed = l.WritesFailed()
@@ -376,7 +376,7 @@ func (r *Router) Do(ctx context.Context, c Call, send func(context.Context, *Lea
 		made++
 		cause = l.Cause()
 		if o.OK() {
-			r.Metrics.add(func(m *MetricsSnapshot) { m.Completed++ })
+			r.metrics.add(func(m *MetricsSnapshot) { m.Completed++ })
 			return o, l, nil
 		}
 		last, lastLease = o, l
@@ -392,12 +392,12 @@ func (r *Router) Do(ctx context.Context, c Call, send func(context.Context, *Lea
 		if w := tooLong(ctx, l.Deployment.Name, AskedWait(o.Header, time.Now())); w != nil {
 			gone = append(gone, l.Deployment.Name)
 			if len(gone) >= len(routes) {
-				r.Metrics.add(func(m *MetricsSnapshot) { m.Failed++ })
-				r.Metrics.shed(c.Class)
+				r.metrics.add(func(m *MetricsSnapshot) { m.Failed++ })
+				r.metrics.shed(c.Class)
 				return last, lastLease, fmt.Errorf("%w: %w", &CallError{Deployment: l.Deployment.Name, Status: o.Status, Cause: cause, Attempts: made, Err: o.Err}, w)
 			}
 		}
 	}
-	r.Metrics.add(func(m *MetricsSnapshot) { m.Failed++ })
+	r.metrics.add(func(m *MetricsSnapshot) { m.Failed++ })
 	return last, lastLease, &CallError{Deployment: lastLease.Deployment.Name, Status: last.Status, Cause: cause, Attempts: made, Err: last.Err}
 }

@@ -5,8 +5,8 @@ import (
 	"sync"
 )
 
-// Metrics counts what the router did. Read it with Snapshot.
-type Metrics struct {
+// counters count what the router did; Router.Metrics reads them.
+type counters struct {
 	mu sync.Mutex
 	s  MetricsSnapshot
 }
@@ -42,19 +42,27 @@ type MetricsSnapshot struct {
 	StoreWritesFailed map[string]map[string]int64
 }
 
-func newMetrics() *Metrics {
-	return &Metrics{s: MetricsSnapshot{RateLimited: map[Cause]int64{}, ByDeployment: map[string]int64{},
+func newMetrics() *counters {
+	return &counters{s: MetricsSnapshot{RateLimited: map[Cause]int64{}, ByDeployment: map[string]int64{},
 		RateLimitedBy: map[string]map[Cause]int64{}, ShedBy: map[Class]int64{}, StoreWritesFailed: map[string]map[string]int64{}}}
 }
 
-func (m *Metrics) add(f func(*MetricsSnapshot)) {
+func (m *counters) add(f func(*MetricsSnapshot)) {
 	m.mu.Lock()
 	f(&m.s)
 	m.mu.Unlock()
 }
 
-// Snapshot copies the counters.
-func (m *Metrics) Snapshot() MetricsSnapshot {
+// Metrics is a copy of the router's counters, since it was made.
+func (r *Router) Metrics() MetricsSnapshot {
+	if r.metrics == nil {
+		return newMetrics().snapshot() // a zero Router: nothing counted
+	}
+	return r.metrics.snapshot()
+}
+
+// snapshot copies the counters.
+func (m *counters) snapshot() MetricsSnapshot {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	s := m.s
@@ -76,7 +84,7 @@ func (m *Metrics) Snapshot() MetricsSnapshot {
 }
 
 // writeFailed counts a write after a call the store did not take.
-func (m *Metrics) writeFailed(deployment, write string) {
+func (m *counters) writeFailed(deployment, write string) {
 	m.add(func(s *MetricsSnapshot) {
 		if s.StoreWritesFailed[deployment] == nil {
 			s.StoreWritesFailed[deployment] = map[string]int64{}
@@ -86,7 +94,7 @@ func (m *Metrics) writeFailed(deployment, write string) {
 }
 
 // shed counts a call of class c that could not get budget in time.
-func (m *Metrics) shed(c Class) {
+func (m *counters) shed(c Class) {
 	m.add(func(s *MetricsSnapshot) {
 		s.Shed++
 		s.ShedBy[c]++
@@ -94,7 +102,7 @@ func (m *Metrics) shed(c Class) {
 }
 
 // limited counts a 429 from deployment d.
-func (m *Metrics) limited(d string, cause Cause) {
+func (m *counters) limited(d string, cause Cause) {
 	m.add(func(s *MetricsSnapshot) {
 		s.RateLimited[cause]++
 		if s.RateLimitedBy[d] == nil {

@@ -98,7 +98,7 @@ type Router struct {
 	cfg     *Config
 	pools   map[string][]*route
 	opts    RouterOptions
-	Metrics *Metrics
+	metrics *counters
 
 	mu       sync.Mutex // guards rng and sessions
 	rng      *rand.Rand
@@ -144,7 +144,7 @@ func NewRouter(store Store, cfg *Config, opts RouterOptions) (*Router, error) {
 	if *opts.ExtraWaits < 0 {
 		return nil, fmt.Errorf("budget: RouterOptions.ExtraWaits is %d: use 0 or more (nil for the default, %d)", *opts.ExtraWaits, DefaultExtraWaits)
 	}
-	r := &Router{store: store, cfg: cfg, opts: opts, pools: map[string][]*route{}, Metrics: newMetrics(),
+	r := &Router{store: store, cfg: cfg, opts: opts, pools: map[string][]*route{}, metrics: newMetrics(),
 		sessions: map[string]*route{}, queues: map[string]*[2]queue{}}
 	r.rng = opts.Rand
 	if r.rng == nil {
@@ -347,7 +347,7 @@ func (r *Router) Acquire(ctx context.Context, c Call, exclude ...string) (*Lease
 	if err != nil {
 		return nil, err
 	}
-	r.Metrics.add(func(m *MetricsSnapshot) { m.Calls++ })
+	r.metrics.add(func(m *MetricsSnapshot) { m.Calls++ })
 	return r.acquire(ctx, c, routes, exclude)
 }
 
@@ -356,7 +356,7 @@ func (r *Router) Acquire(ctx context.Context, c Call, exclude ...string) (*Lease
 func (r *Router) acquire(ctx context.Context, c Call, routes []*route, exclude []string) (*Lease, error) {
 	leave, err := r.queues[cmp.Or(c.Pool, DefaultPool)][c.Class].enter(ctx)
 	if err != nil {
-		r.Metrics.shed(c.Class)
+		r.metrics.shed(c.Class)
 		return nil, fmt.Errorf("%w: %w", ErrShed, err)
 	}
 	defer leave()
@@ -415,16 +415,16 @@ func (r *Router) acquire(ctx context.Context, c Call, routes []*route, exclude [
 			wait = r.earliestClose(cands)
 		}
 		if dl, ok := ctx.Deadline(); ok && time.Now().Add(wait).After(dl) {
-			r.Metrics.shed(c.Class)
+			r.metrics.shed(c.Class)
 			return nil, fmt.Errorf("%w (%s call, next room in %v)", ErrShed, c.Class, wait.Round(time.Millisecond))
 		}
-		r.Metrics.add(func(m *MetricsSnapshot) { m.Waits++ })
+		r.metrics.add(func(m *MetricsSnapshot) { m.Waits++ })
 		t := time.NewTimer(wait + r.jitter(wait))
 		select {
 		case <-t.C:
 		case <-ctx.Done():
 			t.Stop()
-			r.Metrics.shed(c.Class)
+			r.metrics.shed(c.Class)
 			return nil, fmt.Errorf("%w: %w", ErrShed, ctx.Err())
 		}
 	}

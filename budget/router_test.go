@@ -108,7 +108,7 @@ func TestBackgroundLeavesTheFloorToInteractive(t *testing.T) {
 		t.Fatalf("background into the floor: %v, want shed", err)
 	}
 	acquire(t, r, budget.Call{Tokens: 1000, Class: budget.Interactive})
-	if m := r.Metrics.Snapshot(); m.Shed != 1 {
+	if m := r.Metrics(); m.Shed != 1 {
 		t.Errorf("shed counted %d times", m.Shed)
 	}
 }
@@ -149,7 +149,7 @@ func TestWaitsForRoomWithinTheDeadline(t *testing.T) {
 	if time.Since(start) > 5*time.Second || l.Reservation.Window == 0 {
 		t.Errorf("waited %v", time.Since(start))
 	}
-	if m := r.Metrics.Snapshot(); m.Waits == 0 {
+	if m := r.Metrics(); m.Waits == 0 {
 		t.Errorf("no wait counted")
 	}
 }
@@ -231,7 +231,7 @@ func TestDoMovesOnA429AndNeverRetriesA400(t *testing.T) {
 	if err != nil || !o.OK() || len(seen) != 2 || seen[0] == seen[1] || l.Deployment.Name != seen[1] {
 		t.Fatalf("429 then 200: %v, tried %v", err, seen)
 	}
-	if m := r.Metrics.Snapshot(); m.RateLimited[budget.CauseTokens] != 1 || m.Retries != 1 {
+	if m := r.Metrics(); m.RateLimited[budget.CauseTokens] != 1 || m.Retries != 1 {
 		t.Errorf("metrics %+v", m)
 	}
 	seen = nil
@@ -257,7 +257,7 @@ func TestServerErrorsTripTheBreakerAndAProbeClosesIt(t *testing.T) {
 			return budget.Outcome{Sent: true, Status: 503}
 		})
 	}
-	if m := r.Metrics.Snapshot(); m.BreakerTrips != 1 || m.ServerErrors != 3 {
+	if m := r.Metrics(); m.BreakerTrips != 1 || m.ServerErrors != 3 {
 		t.Fatalf("three 503s: %+v", m)
 	}
 	us, _ := store.Usage(bg, "a")

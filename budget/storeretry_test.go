@@ -87,7 +87,7 @@ func TestAStoreThatAnswersLateIsAskedAgainWithinTheCall(t *testing.T) {
 	if took := time.Since(start); took < time.Second {
 		t.Errorf("the call took %v: the store cannot have stalled it", took)
 	}
-	m := r.Metrics.Snapshot()
+	m := r.Metrics()
 	if sent != 2 || l.Deployment.Name != "a" || m.Calls != 2 || m.Retries != 0 || m.Completed != 2 {
 		t.Errorf("sent %d, metrics %+v: want two calls, each sent once, no retry", sent, m)
 	}
@@ -118,7 +118,7 @@ func TestAStoreThatIsGoneFailsTheCallInBoundedTime(t *testing.T) {
 			t.Errorf("deadline %v: failing took %v, past %v", deadline, took, bound)
 		}
 	}
-	if m := r.Metrics.Snapshot(); m.Calls != 2 || m.Failed != 2 || m.Retries != 0 {
+	if m := r.Metrics(); m.Calls != 2 || m.Failed != 2 || m.Retries != 0 {
 		t.Errorf("metrics %+v: want two calls, both failed, no retry", m)
 	}
 }
@@ -252,7 +252,7 @@ func TestAFiveSecondStallMidCallLosesNoCall(t *testing.T) {
 			t.Errorf("call %d: %v", i, err)
 		}
 	}
-	m := r.Metrics.Snapshot()
+	m := r.Metrics()
 	if sent.Load() != 40 || m.Calls != 40 || m.Completed != 40 || m.Retries != 0 {
 		t.Errorf("sent %d, metrics %+v: want 40 calls, each sent once", sent.Load(), m)
 	}

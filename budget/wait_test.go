@@ -176,7 +176,7 @@ func TestA2xxThatCouldNotBeReadFailsTheCall(t *testing.T) {
 	if us[0].Reserved != 100 {
 		t.Errorf("%s holds %d tokens after the unread answer, want its 100 kept", ce.Deployment, us[0].Reserved)
 	}
-	if m := r.Metrics.Snapshot(); m.Completed != 0 || m.Failed != 1 {
+	if m := r.Metrics(); m.Completed != 0 || m.Failed != 1 {
 		t.Errorf("metrics %+v: want the call failed, none completed", m)
 	}
 }

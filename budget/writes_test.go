@@ -41,8 +41,8 @@ func TestAWriteAfterTheCallIsCountedAndReturned(t *testing.T) {
 			if !strings.Contains(err.Error(), c.write+" on a") {
 				t.Errorf("Done's error %q does not name the %s write", err, c.write)
 			}
-			if n := r.Metrics.Snapshot().StoreWritesFailed["a"][c.write]; n != 1 {
-				t.Errorf("counted %d failed %s writes, want 1 (%+v)", n, c.write, r.Metrics.Snapshot().StoreWritesFailed)
+			if n := r.Metrics().StoreWritesFailed["a"][c.write]; n != 1 {
+				t.Errorf("counted %d failed %s writes, want 1 (%+v)", n, c.write, r.Metrics().StoreWritesFailed)
 			}
 		})
 	}
@@ -65,7 +65,7 @@ func TestAWriteTheStoreTookIsNotCounted(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond) // past the breaker
 	}
-	if m := r.Metrics.Snapshot(); len(m.StoreWritesFailed) != 0 {
+	if m := r.Metrics(); len(m.StoreWritesFailed) != 0 {
 		t.Errorf("failed writes counted with the store up: %+v", m.StoreWritesFailed)
 	}
 }
@@ -110,7 +110,7 @@ func TestACallGivenUpOnStillGivesItsReservationBack(t *testing.T) {
 	if err := l.Done(ctx, budget.Outcome{Sent: false}); err != nil {
 		t.Fatalf("Done after the caller gave up = %v", err)
 	}
-	if m := r.Metrics.Snapshot(); len(m.StoreWritesFailed) != 0 {
+	if m := r.Metrics(); len(m.StoreWritesFailed) != 0 {
 		t.Errorf("writes counted as lost: %+v", m.StoreWritesFailed)
 	}
 	d, err := r.Dashboard(bg)
@@ -150,7 +150,7 @@ func TestDoSaysWhichWritesOfTheCallFailed(t *testing.T) {
 	if n := l.WritesFailed(); n != 1 {
 		t.Errorf("the lease Do returned says %d writes failed, want 1 (the first lease's cancel)", n)
 	}
-	if n := r.Metrics.Snapshot().StoreWritesFailed["a"][budget.WriteCancel]; n != 1 {
+	if n := r.Metrics().StoreWritesFailed["a"][budget.WriteCancel]; n != 1 {
 		t.Errorf("counted %d failed cancels, want 1", n)
 	}
 	d, err := r.Dashboard(bg)

@@ -72,7 +72,7 @@ func TestRouterLearnsHowAzureCounts(t *testing.T) {
 			if st.RateLimited.Tokens > 0 {
 				t.Errorf("%d tokens 429s", st.RateLimited.Tokens)
 			}
-			m := f.router.Metrics.Snapshot()
+			m := f.router.Metrics()
 			t.Logf("scale %v: ratio %.4f safety %.3f margin %.3f; %d calls, 429s %+v", scale, c.Ratio, c.Safety, c.Margin(p), m.Completed, st.RateLimited)
 		})
 	}

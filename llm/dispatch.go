@@ -22,6 +22,7 @@ import (
 	"github.com/openai/openai-go/v3/option"
 
 	"github.com/headroom-agent/headroom/budget"
+	"github.com/headroom-agent/headroom/internal/loopback"
 	"github.com/headroom-agent/headroom/internal/redact"
 )
 
@@ -107,7 +108,7 @@ func clientKey(d budget.Deployment) string { return d.Resource() + "?" + d.APIVe
 // only place the Azure client allows plain HTTP.
 func plainHTTP(endpoint string) bool {
 	u, err := url.Parse(endpoint)
-	return err == nil && u.Scheme == "http" && budget.Loopback(u.Hostname())
+	return err == nil && u.Scheme == "http" && loopback.Host(u.Hostname())
 }
 
 // Chat sends params (its Model is set per attempt to the chosen

@@ -77,7 +77,7 @@ func TestChatGoesThroughTheBudget(t *testing.T) {
 	if res.Choices[0].Message.Content != "click #37" || r.Deployment != "a" || r.TokensReserved != 100 {
 		t.Errorf("answer %q on %s, reserved %d", res.Choices[0].Message.Content, r.Deployment, r.TokensReserved)
 	}
-	m := f.router.Metrics.Snapshot()
+	m := f.router.Metrics()
 	if m.Completed != 1 || m.ByDeployment["a"] != 1 {
 		t.Errorf("metrics %+v", m)
 	}
@@ -94,7 +94,7 @@ func TestA429MovesToAnotherDeploymentAtOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	m := f.router.Metrics.Snapshot()
+	m := f.router.Metrics()
 	// b's limit header (1,000) is below the configured 60,000: the 429 is
 	// an adjustment, and the effective limit is fed back.
 	if m.Completed != 5 || m.RateLimited[budget.CauseAdjustment] != 1 || m.EffectiveLimits == 0 || m.ByDeployment["a"] != 5 {
@@ -140,7 +140,7 @@ func TestShedWhenNoRoomBeforeTheDeadline(t *testing.T) {
 	if time.Since(start) > 2*time.Second {
 		t.Errorf("shedding took %v: it should not wait for a deadline it cannot meet", time.Since(start))
 	}
-	if m := f.router.Metrics.Snapshot(); m.Shed != 1 {
+	if m := f.router.Metrics(); m.Shed != 1 {
 		t.Errorf("shed counter %d", m.Shed)
 	}
 	if st := f.sim.Stats(); st.Deployments[0].RateLimited.Total() != 0 {
