@@ -106,58 +106,78 @@ func (m *metricsFlags) start(src metrics.Source, stdout io.Writer) (stop func(),
 		})
 	}
 	if m.emf != "" {
-		w := stdout
-		if m.emf != "-" {
-			if err := safefile.PrepareTarget(m.emf); err != nil {
-				return stop, fmt.Errorf("--emf: %w", err)
-			}
-			f, err := safefile.OpenAppend(m.emf, 0o644)
-			if err != nil {
-				return stop, fmt.Errorf("--emf: %w", err)
-			}
-			stops = append(stops, func() {
-				if err := f.Close(); err != nil {
-					m.warn("--emf: closing %s: %v", m.emf, err)
-				}
-			})
-			w = f
+		s, err := m.startEMF(src, stdout)
+		if err != nil {
+			return stop, err
 		}
-		e := metrics.NewEMF(w, src)
-		var said sync.Once
-		e.Failed = func(err error) {
-			said.Do(func() {
-				m.warn("--emf: writing the metrics: %v (tried again every %s; the count at the end)", err, emfEvery)
-			})
-		}
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			if err := e.Run(ctx, emfEvery); err != nil {
-				m.warn("--emf: %v", err)
-			}
-		}()
-		stops = append(stops, func() { cancel(); <-done })
+		stops = append(stops, s)
 	}
 	if m.addr != "" {
-		l, err := net.Listen("tcp", m.addr)
+		s, err := m.servePrometheus(src)
 		if err != nil {
 			stop()
-			return func() {}, fmt.Errorf("--metrics-addr: %w", err)
+			return func() {}, err
 		}
-		srv := &http.Server{Handler: metrics.Handler(metrics.NewCollector(src, 2*time.Second)), ReadHeaderTimeout: 5 * time.Second}
-		go func() {
-			if err := srv.Serve(l); !errors.Is(err, http.ErrServerClosed) {
-				m.warn("--metrics-addr: serving %s stopped: %v", l.Addr(), err)
-			}
-		}()
-		stops = append(stops, func() {
-			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-			defer cancel()
-			if err := srv.Shutdown(ctx); err != nil {
-				m.warn("--metrics-addr: stopping: %v", err)
-			}
-		})
+		stops = append(stops, s)
 	}
 	return stop, nil
+}
+
+// startEMF writes EMF lines to --emf every emfEvery; its stop writes the
+// last ones and closes the file.
+func (m *metricsFlags) startEMF(src metrics.Source, stdout io.Writer) (stop func(), err error) {
+	w := stdout
+	closeFile := func() {}
+	if m.emf != "-" {
+		if err := safefile.PrepareTarget(m.emf); err != nil {
+			return nil, fmt.Errorf("--emf: %w", err)
+		}
+		f, err := safefile.OpenAppend(m.emf, 0o644)
+		if err != nil {
+			return nil, fmt.Errorf("--emf: %w", err)
+		}
+		closeFile = func() {
+			if err := f.Close(); err != nil {
+				m.warn("--emf: closing %s: %v", m.emf, err)
+			}
+		}
+		w = f
+	}
+	e := metrics.NewEMF(w, src)
+	var said sync.Once
+	e.Failed = func(err error) {
+		said.Do(func() {
+			m.warn("--emf: writing the metrics: %v (tried again every %s; the count at the end)", err, emfEvery)
+		})
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := e.Run(ctx, emfEvery); err != nil {
+			m.warn("--emf: %v", err)
+		}
+	}()
+	return func() { cancel(); <-done; closeFile() }, nil
+}
+
+// servePrometheus serves Prometheus metrics at --metrics-addr until its stop.
+func (m *metricsFlags) servePrometheus(src metrics.Source) (stop func(), err error) {
+	l, err := net.Listen("tcp", m.addr)
+	if err != nil {
+		return nil, fmt.Errorf("--metrics-addr: %w", err)
+	}
+	srv := &http.Server{Handler: metrics.Handler(metrics.NewCollector(src, 2*time.Second)), ReadHeaderTimeout: 5 * time.Second}
+	go func() {
+		if err := srv.Serve(l); !errors.Is(err, http.ErrServerClosed) {
+			m.warn("--metrics-addr: serving %s stopped: %v", l.Addr(), err)
+		}
+	}()
+	return func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		if err := srv.Shutdown(ctx); err != nil {
+			m.warn("--metrics-addr: stopping: %v", err)
+		}
+	}, nil
 }
