@@ -21,82 +21,112 @@ import (
 	"github.com/headroom-agent/headroom/llm"
 )
 
+// agentsBenchFlags holds the values of bench agents' flags.
+type agentsBenchFlags struct {
+	n, processes int
+	redisURL     string
+	window       time.Duration
+	demand       float64
+	tasks        string
+	budgetMode   string
+	plot         string
+	asJSON       bool
+	mf           metricsFlags
+}
+
 func benchAgents(fs *pflag.FlagSet) runner {
-	n := fs.Int("agents", 12, "real agents (headroom run, each with its own Chromium)")
-	processes := fs.Int("processes", 0, "OS processes the agents are split over (default one per agent)")
-	redisURL := fs.String("redis", "", "the Redis `URL` of the shared budget (default $REDIS_URL, else redis://127.0.0.1:6379/15, a database apart from the default one a shared Redis keeps its data in)")
-	window := fs.Duration("window", 6*time.Second, "the simulated minute (compressed; the request windows scale with it)")
-	demand := fs.Float64("demand", 3, "how many windows of the budget the agents need: the deployments are sized from it")
-	tasks := fs.String("tasks", "testdata/tasks/fleet.yaml", "the task `list` agent i takes task i (modulo its length) from (run from the repository's root for the default)")
-	budgetMode := fs.String("budget", "", "run one budget mode: shared or per-process (default both, side by side)")
-	plot := fs.String("plot", "", "write the plot of the windows' fill and the 429s (SVG) to this `file`")
-	asJSON := fs.Bool("json", false, "print an array of rows, one per budget mode, as JSON")
-	var mf metricsFlags
-	mf.add(fs) // the shared run's fleet, read from the store
-	return func(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-		// Not a flag default: a password in $REDIS_URL would show in -h.
-		*redisURL = cmp.Or(*redisURL, os.Getenv("REDIS_URL"), "redis://127.0.0.1:6379/15")
-		if *n < 1 || *processes < 0 || *processes > *n {
-			fprintf(stderr, "headroom bench agents: --agents %d must be at least 1, and --processes %d between 0 (one per agent) and --agents\n", *n, *processes)
-			return exitUsage
-		}
-		if err := checkWindow("--window", *window); err != nil {
-			fprintf(stderr, "headroom bench agents: %v\n", err)
-			return exitUsage
-		}
-		if _, err := os.Stat(*tasks); err != nil {
-			return failed(ctx, stderr, "bench agents", agent.Usage(fmt.Errorf("--tasks: %w: run it from the repository's root, or name a task list", err)))
-		}
-		o := agents.Options{
-			Agents: *n, Processes: *processes, Redis: *redisURL, Window: *window, Demand: *demand,
-			TaskList: *tasks, Progress: stderr,
-			Command: func(ctx context.Context, args ...string) *exec.Cmd {
-				self, err := os.Executable()
-				if err != nil {
-					self = os.Args[0]
-				}
-				cmd := exec.CommandContext(ctx, self, args...)
-				cmd.Env = withoutEnv(os.Environ(), "HEADROOM_CONFIG", envJobIndex, envTaskIndex)
-				return cmd
-			},
-		}
-		if mf.emf != "" || mf.addr != "" {
-			o.Watch = func(mode, cfg string) func() {
-				if mode != agents.Shared {
-					return func() {} // per-process budgets: nothing shared to read
-				}
-				return watchStore(ctx, cfg, &mf, stdout, stderr)
-			}
-		}
-		switch *budgetMode {
-		case "":
-		case agents.Shared, agents.PerProcess:
-			o.Modes = []string{*budgetMode}
-		default:
-			fprintf(stderr, "headroom bench agents: --budget %q: want shared or per-process\n", *budgetMode)
-			return exitUsage
-		}
-		if *budgetMode != agents.PerProcess { // the shared budget is Redis
-			if err := redisstore.Ping(ctx, *redisURL); err != nil {
-				return failed(ctx, stderr, "bench agents", err)
-			}
-		}
-		rows, err := agents.Run(ctx, o)
-		if err != nil {
+	ab := &agentsBenchFlags{}
+	fs.IntVar(&ab.n, "agents", 12, "real agents (headroom run, each with its own Chromium)")
+	fs.IntVar(&ab.processes, "processes", 0, "OS processes the agents are split over (default one per agent)")
+	fs.StringVar(&ab.redisURL, "redis", "", "the Redis `URL` of the shared budget (default $REDIS_URL, else redis://127.0.0.1:6379/15, a database apart from the default one a shared Redis keeps its data in)")
+	fs.DurationVar(&ab.window, "window", 6*time.Second, "the simulated minute (compressed; the request windows scale with it)")
+	fs.Float64Var(&ab.demand, "demand", 3, "how many windows of the budget the agents need: the deployments are sized from it")
+	fs.StringVar(&ab.tasks, "tasks", "testdata/tasks/fleet.yaml", "the task `list` agent i takes task i (modulo its length) from (run from the repository's root for the default)")
+	fs.StringVar(&ab.budgetMode, "budget", "", "run one budget mode: shared or per-process (default both, side by side)")
+	fs.StringVar(&ab.plot, "plot", "", "write the plot of the windows' fill and the 429s (SVG) to this `file`")
+	fs.BoolVar(&ab.asJSON, "json", false, "print an array of rows, one per budget mode, as JSON")
+	ab.mf.add(fs) // the shared run's fleet, read from the store
+	return ab.run
+}
+
+func (ab *agentsBenchFlags) run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	// Not a flag default: a password in $REDIS_URL would show in -h.
+	ab.redisURL = cmp.Or(ab.redisURL, os.Getenv("REDIS_URL"), "redis://127.0.0.1:6379/15")
+	if code := ab.check(ctx, stderr); code != exitOK {
+		return code
+	}
+	if ab.budgetMode != agents.PerProcess { // the shared budget is Redis
+		if err := redisstore.Ping(ctx, ab.redisURL); err != nil {
 			return failed(ctx, stderr, "bench agents", err)
 		}
-		if *plot != "" {
-			if err := writePlot(*plot, func(w io.Writer) error { return agents.Plot(w, rows) }); err != nil {
-				return failed(ctx, stderr, "bench agents", fmt.Errorf("--plot: %w", err))
-			}
-			fprintf(stderr, "headroom bench agents: plot written to %s\n", *plot)
-		}
-		if *asJSON {
-			return printJSON(stdout, rows)
-		}
-		agents.Print(stdout, rows)
-		return exitOK
 	}
+	rows, err := agents.Run(ctx, ab.options(ctx, stdout, stderr))
+	if err != nil {
+		return failed(ctx, stderr, "bench agents", err)
+	}
+	if ab.plot != "" {
+		if err := writePlot(ab.plot, func(w io.Writer) error { return agents.Plot(w, rows) }); err != nil {
+			return failed(ctx, stderr, "bench agents", fmt.Errorf("--plot: %w", err))
+		}
+		fprintf(stderr, "headroom bench agents: plot written to %s\n", ab.plot)
+	}
+	if ab.asJSON {
+		return printJSON(stdout, rows)
+	}
+	agents.Print(stdout, rows)
+	return exitOK
+}
+
+// check refuses the flags out of range, a task list that is not there and
+// an unknown budget mode, telling why on stderr.
+func (ab *agentsBenchFlags) check(ctx context.Context, stderr io.Writer) int {
+	if ab.n < 1 || ab.processes < 0 || ab.processes > ab.n {
+		fprintf(stderr, "headroom bench agents: --agents %d must be at least 1, and --processes %d between 0 (one per agent) and --agents\n", ab.n, ab.processes)
+		return exitUsage
+	}
+	if err := checkWindow("--window", ab.window); err != nil {
+		fprintf(stderr, "headroom bench agents: %v\n", err)
+		return exitUsage
+	}
+	if _, err := os.Stat(ab.tasks); err != nil {
+		return failed(ctx, stderr, "bench agents", agent.Usage(fmt.Errorf("--tasks: %w: run it from the repository's root, or name a task list", err)))
+	}
+	switch ab.budgetMode {
+	case "", agents.Shared, agents.PerProcess:
+	default:
+		fprintf(stderr, "headroom bench agents: --budget %q: want shared or per-process\n", ab.budgetMode)
+		return exitUsage
+	}
+	return exitOK
+}
+
+// options turns the checked flags into the bench's options.
+func (ab *agentsBenchFlags) options(ctx context.Context, stdout, stderr io.Writer) agents.Options {
+	o := agents.Options{
+		Agents: ab.n, Processes: ab.processes, Redis: ab.redisURL, Window: ab.window, Demand: ab.demand,
+		TaskList: ab.tasks, Progress: stderr,
+		Command: func(ctx context.Context, args ...string) *exec.Cmd {
+			self, err := os.Executable()
+			if err != nil {
+				self = os.Args[0]
+			}
+			cmd := exec.CommandContext(ctx, self, args...)
+			cmd.Env = withoutEnv(os.Environ(), "HEADROOM_CONFIG", envJobIndex, envTaskIndex)
+			return cmd
+		},
+	}
+	if ab.mf.emf != "" || ab.mf.addr != "" {
+		o.Watch = func(mode, cfg string) func() {
+			if mode != agents.Shared {
+				return func() {} // per-process budgets: nothing shared to read
+			}
+			return watchStore(ctx, cfg, &ab.mf, stdout, stderr)
+		}
+	}
+	if ab.budgetMode != "" {
+		o.Modes = []string{ab.budgetMode}
+	}
+	return o
 }
 
 // withoutEnv drops the named variables from env.

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -24,69 +25,92 @@ import (
 // every deployment calibrated; 1: one could not be; 2: bad usage or a
 // config that does not load.
 func budgetCalibrate(fs *pflag.FlagSet) runner {
-	configFile := fs.String("config", "", "config `file` naming the deployments (default $HEADROOM_CONFIG)")
-	only := fs.String("deployment", "", "calibrate only the deployment of this `name`")
-	timeout := fs.Duration("timeout", calibrate.DefaultTimeout, "how long each call may take")
-	asJSON := fs.Bool("json", false, `print [{"deployment", "released", "recommendation", "estimate_ratio", "dispatch_lag_ms_p99", "evidence"}] instead of a table`)
-	return func(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-		if *timeout <= 0 {
-			return failed(ctx, stderr, "budget calibrate", agent.Usage(fmt.Errorf("--timeout %v: use a duration above zero, such as 20s", *timeout)))
-		}
-		f, file, err := fleetConfig("budget calibrate", *configFile, stderr)
-		if err != nil {
-			return failed(ctx, stderr, "budget calibrate", err)
-		}
-		ds := f.Budget.Deployments
-		if *only != "" {
-			var names []string
-			var picked []budget.Deployment
-			for _, d := range ds {
-				names = append(names, d.Name)
-				if d.Name == *only {
-					picked = append(picked, d)
-				}
-			}
-			if len(picked) == 0 {
-				return failed(ctx, stderr, "budget calibrate", agent.Usage(fmt.Errorf("--deployment %q: %s has no such deployment (have: %s)", *only, file, strings.Join(names, ", "))))
-			}
-			ds = picked
-		}
+	cf := &calibrateFlags{}
+	fs.StringVar(&cf.configFile, "config", "", "config `file` naming the deployments (default $HEADROOM_CONFIG)")
+	fs.StringVar(&cf.only, "deployment", "", "calibrate only the deployment of this `name`")
+	fs.DurationVar(&cf.timeout, "timeout", calibrate.DefaultTimeout, "how long each call may take")
+	fs.BoolVar(&cf.asJSON, "json", false, `print [{"deployment", "released", "recommendation", "estimate_ratio", "dispatch_lag_ms_p99", "evidence"}] instead of a table`)
+	return cf.run
+}
 
-		client := &http.Client{} // one, so the calls after the first reuse its connection
-		o := calibrate.Options{
-			Window:  f.Budget.Window,
-			Timeout: *timeout,
-			Logf: func(format string, args ...any) {
-				fprintf(stderr, "headroom budget calibrate: "+format+"\n", args...)
-			},
-			Exchange: func(ctx context.Context, d budget.Deployment, maxTokens int64) (calibrate.Answer, error) {
-				r, err := llm.ProbeCompletion(ctx, d, maxTokens, llm.ProbeOptions{HTTPClient: client})
-				return calibrate.Answer{Status: r.Status, Header: r.Header, Code: r.Code, Message: r.Message,
-					Used: r.TotalTokens, Estimate: r.Estimate, Lag: r.Lag, Latency: r.Latency}, err
-			},
+// calibrateFlags holds the values of budget calibrate's flags.
+type calibrateFlags struct {
+	configFile string
+	only       string
+	timeout    time.Duration
+	asJSON     bool
+}
+
+func (cf *calibrateFlags) run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if cf.timeout <= 0 {
+		return failed(ctx, stderr, "budget calibrate", agent.Usage(fmt.Errorf("--timeout %v: use a duration above zero, such as 20s", cf.timeout)))
+	}
+	f, file, err := fleetConfig("budget calibrate", cf.configFile, stderr)
+	if err != nil {
+		return failed(ctx, stderr, "budget calibrate", err)
+	}
+	ds, err := cf.deployments(f.Budget.Deployments, file)
+	if err != nil {
+		return failed(ctx, stderr, "budget calibrate", err)
+	}
+	to := ds[0].Name
+	if len(ds) > 1 {
+		to = "each of " + plural.Of(len(ds), "deployment")
+	}
+	fprintf(stderr, "headroom budget calibrate: %d calls to %s (%d of them capped at up to %d tokens), outside the budget\n",
+		2*calibrate.Samples+2, to, calibrate.Samples, calibrate.DefaultMaxTokens)
+	results := calibrate.Run(ctx, ds, cf.options(f.Budget.Window, stderr))
+	if ctx.Err() != nil && errors.Is(ctx.Err(), context.Canceled) {
+		return failed(ctx, stderr, "budget calibrate", errInterrupted)
+	}
+	if cf.asJSON {
+		if code := printJSON(stdout, results); code != exitOK {
+			return code
 		}
-		to := ds[0].Name
-		if len(ds) > 1 {
-			to = "each of " + plural.Of(len(ds), "deployment")
+	} else if err := calibrate.WriteText(stdout, results, calibrate.Config{Name: file, Refund: f.Budget.Refund, Margin: f.Budget.Margin}); err != nil {
+		return failed(ctx, stderr, "budget calibrate", err)
+	}
+	for _, r := range results {
+		if r.Failed() {
+			return reported(ctx, "a deployment's calibration failed")
 		}
-		fprintf(stderr, "headroom budget calibrate: %d calls to %s (%d of them capped at up to %d tokens), outside the budget\n",
-			2*calibrate.Samples+2, to, calibrate.Samples, calibrate.DefaultMaxTokens)
-		results := calibrate.Run(ctx, ds, o)
-		if ctx.Err() != nil && errors.Is(ctx.Err(), context.Canceled) {
-			return failed(ctx, stderr, "budget calibrate", errInterrupted)
+	}
+	return exitOK
+}
+
+// deployments picks the deployment --deployment names, or all of them.
+func (cf *calibrateFlags) deployments(ds []budget.Deployment, file string) ([]budget.Deployment, error) {
+	if cf.only == "" {
+		return ds, nil
+	}
+	var names []string
+	var picked []budget.Deployment
+	for _, d := range ds {
+		names = append(names, d.Name)
+		if d.Name == cf.only {
+			picked = append(picked, d)
 		}
-		if *asJSON {
-			if code := printJSON(stdout, results); code != exitOK {
-				return code
-			}
-		} else if err := calibrate.WriteText(stdout, results, calibrate.Config{Name: file, Refund: f.Budget.Refund, Margin: f.Budget.Margin}); err != nil {
-			return failed(ctx, stderr, "budget calibrate", err)
-		}
-		for _, r := range results {
-			if r.Failed() {
-				return reported(ctx, "a deployment's calibration failed")
-			}
-		}
-		return exitOK
+	}
+	if len(picked) == 0 {
+		return nil, agent.Usage(fmt.Errorf("--deployment %q: %s has no such deployment (have: %s)", cf.only, file, strings.Join(names, ", ")))
+	}
+	return picked, nil
+}
+
+// options makes the calibration's calls straight to the deployments,
+// outside the budget.
+func (cf *calibrateFlags) options(window time.Duration, stderr io.Writer) calibrate.Options {
+	client := &http.Client{} // one, so the calls after the first reuse its connection
+	return calibrate.Options{
+		Window:  window,
+		Timeout: cf.timeout,
+		Logf: func(format string, args ...any) {
+			fprintf(stderr, "headroom budget calibrate: "+format+"\n", args...)
+		},
+		Exchange: func(ctx context.Context, d budget.Deployment, maxTokens int64) (calibrate.Answer, error) {
+			r, err := llm.ProbeCompletion(ctx, d, maxTokens, llm.ProbeOptions{HTTPClient: client})
+			return calibrate.Answer{Status: r.Status, Header: r.Header, Code: r.Code, Message: r.Message,
+				Used: r.TotalTokens, Estimate: r.Estimate, Lag: r.Lag, Latency: r.Latency}, err
+		},
 	}
 }
