@@ -363,8 +363,8 @@ func (r *Router) Do(ctx context.Context, c Call, send func(context.Context, *Lea
 		}
 		o := send(ctx, l)
 		l.before = writesFailed
-		// Done's error is counted in the router's metrics and in l.WritesFailed; the
-		// call goes on, and its answer stands.
+		// Done's error is counted in the router's metrics and in
+		// l.WritesFailed; the call goes on, and its answer stands.
 		_ = l.Done(ctx, o)
 		writesFailed = l.WritesFailed()
 		if o.Late && late < maxLate {
