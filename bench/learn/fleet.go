@@ -34,6 +34,9 @@ type FleetRow struct {
 	AllTokens int64 `json:"all_tokens"`
 	WallMS    int64 `json:"wall_ms"`
 	WaitedMS  int64 `json:"waited_ms"` // summed over agents
+	// Why says, for each agent that asked with learning on, why it did
+	// not follow the learned run ("lead" for the agent that learned it).
+	Why []string `json:"why,omitempty"`
 }
 
 // MeasureFleet starts Agents agents on the shop's task, each its own row
@@ -97,6 +100,9 @@ func fleet(ctx context.Context, task *agent.Task, o FleetOptions, on bool, prefi
 			}
 			if r.Calls > 0 {
 				row.Asked++
+				if on {
+					row.Why = append(row.Why, why(r))
+				}
 			}
 			row.Tokens += r.Tokens
 			row.Summary += r.Summary
@@ -107,4 +113,16 @@ func fleet(ctx context.Context, task *agent.Task, o FleetOptions, on bool, prefi
 	wg.Wait()
 	row.WallMS = time.Since(began).Milliseconds()
 	return row, ctx.Err()
+}
+
+// why is why an agent that asked did so: it learned the run, or it met
+// a miss, or it stopped (its status).
+func why(r Run) string {
+	switch {
+	case r.Stored == agent.StoredLearned:
+		return "lead"
+	case r.Miss != "":
+		return fmt.Sprintf("%s: %s (%s, waited %d ms)", r.Miss, r.MissDetail, r.Status, r.WaitedMS)
+	}
+	return fmt.Sprintf("%s, stored %q, waited %d ms", r.Status, r.Stored, r.WaitedMS)
 }

@@ -48,6 +48,7 @@ type Run struct {
 	Asked         int    `json:"asked"`
 	Saved         int64  `json:"tokens_saved"`
 	Miss          string `json:"miss,omitempty"`
+	MissDetail    string `json:"miss_detail,omitempty"`
 	Stored        string `json:"stored,omitempty"`
 	WaitedMS      int64  `json:"waited_ms,omitempty"`
 }
@@ -175,7 +176,7 @@ func count(res agent.Result) Run {
 		}
 	}
 	if l := res.Learned; l != nil {
-		r.Replayed, r.Asked, r.Miss, r.Stored, r.WaitedMS = l.Replayed, l.Asked, l.Miss, l.Stored, l.WaitedMS
+		r.Replayed, r.Asked, r.Miss, r.MissDetail, r.Stored, r.WaitedMS = l.Replayed, l.Asked, l.Miss, l.MissDetail, l.Stored, l.WaitedMS
 	}
 	return r
 }

@@ -52,6 +52,6 @@ func TestFleetAsksOnce(t *testing.T) {
 		t.Fatalf("succeeded %d with learning, %d without; want 4 and 4", on.Succeeded, off.Succeeded)
 	}
 	if on.Asked != 1 || off.Asked != 4 || on.Tokens*2 > off.Tokens {
-		t.Errorf("learning on: %d asked, %d tokens; off: %d asked, %d tokens", on.Asked, on.Tokens, off.Asked, off.Tokens)
+		t.Errorf("learning on: %d asked (%q), %d tokens; off: %d asked, %d tokens", on.Asked, on.Why, on.Tokens, off.Asked, off.Tokens)
 	}
 }
