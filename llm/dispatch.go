@@ -194,6 +194,7 @@ func (d *Dispatcher) do(ctx context.Context, c budget.Call, bound int64, send at
 		if w := wrote.Load(); w > 0 {
 			o.Wrote = time.Unix(0, w)
 		}
+		r.SentAt = o.Wrote
 		if o.Status == http.StatusTooManyRequests {
 			r.RateLimited++
 		}
@@ -202,6 +203,7 @@ func (d *Dispatcher) do(ctx context.Context, c budget.Call, bound int64, send at
 	r.LatencyMS = time.Since(start).Milliseconds()
 	if lease != nil {
 		r.Deployment, r.TokensReserved = lease.Deployment.Name, lease.Reservation.Tokens
+		r.AdmittedAt = lease.Reservation.At
 		r.StoreWritesFailed = lease.WritesFailed()
 	}
 	var ce *budget.CallError

@@ -70,9 +70,13 @@ func chat(text string, maxTokens int64) openai.ChatCompletionNewParams {
 
 func TestChatGoesThroughTheBudget(t *testing.T) {
 	f := newFixture(t, azuresim.Config{Deployments: []azuresim.Deployment{{Name: "a", TPM: 60000}}}, deployments("a:60000"))
+	began := time.Now()
 	res, r, err := f.disp.Chat(context.Background(), budget.Call{Tokens: 100}, chat("click #37", 40))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if r.AdmittedAt.Before(began) || r.SentAt.Before(r.AdmittedAt) || r.SentAt.After(time.Now()) {
+		t.Errorf("admitted at %v, sent at %v: want in that order within the call (%v on)", r.AdmittedAt, r.SentAt, began)
 	}
 	if res.Choices[0].Message.Content != "click #37" || r.Deployment != "a" || r.TokensReserved != 100 {
 		t.Errorf("answer %q on %s, reserved %d", res.Choices[0].Message.Content, r.Deployment, r.TokensReserved)

@@ -1,5 +1,7 @@
 package llm
 
+import "time"
+
 // Report is what one call did: its type and cap, where it went, what it
 // was charged and used, how long it took and what it met on the way. The
 // caller returns it, a cassette keeps one beside each exchange, and
@@ -17,6 +19,12 @@ type Report struct {
 	TokensReserved int64 `json:"tokens_reserved"` // charged to the budget, over every request
 	TokensUsed     int64 `json:"tokens_used"`     // what the answers used
 	LatencyMS      int64 `json:"latency_ms"`
+	// AdmittedAt is when the budget admitted the call's last request, by
+	// the store's clock, and SentAt when that request finished going out:
+	// between them, the time a fleet's pacing allows for (see
+	// budget.Calibration.Lag). Zero without a request.
+	AdmittedAt time.Time `json:"admitted_at,omitzero"`
+	SentAt     time.Time `json:"sent_at,omitzero"`
 	// Retries counts the requests beyond the first: the router's retries
 	// on 429s, 5xx and timeouts, a fallback, a truncation retry, a repair
 	// request. A budget store asked again (budget.Router's) sends nothing
@@ -58,6 +66,9 @@ func (r *Report) add(x Report) {
 	r.TokensReserved += x.TokensReserved
 	r.TokensUsed += x.TokensUsed
 	r.LatencyMS += x.LatencyMS
+	if !x.AdmittedAt.IsZero() {
+		r.AdmittedAt, r.SentAt = x.AdmittedAt, x.SentAt
+	}
 	r.Retries += x.Retries
 	r.RateLimited += x.RateLimited
 	r.StoreWritesFailed += x.StoreWritesFailed

@@ -97,6 +97,10 @@ type Row struct {
 	// PacingAllowanceMS is the learned allowance per deployment at the
 	// end (learned mode only).
 	PacingAllowanceMS map[string]float64 `json:"pacing_allowance_ms,omitempty"`
+	// Overflows are the request-window 429s, each read against what the
+	// processes admitted and sent (the admission log); the simulator
+	// keeps up to azuresim.MaxRefusals a deployment.
+	Overflows []Overflow `json:"overflows,omitempty"`
 }
 
 func (o *Options) defaults() error {
@@ -233,6 +237,7 @@ func runOne(ctx context.Context, o Options, mode string) (Row, error) {
 		ok          bool
 		rateLimited int
 		latency     int64
+		sent        sent
 	}
 	results := make([]result, o.Processes)
 	var wg sync.WaitGroup
@@ -252,11 +257,15 @@ func runOne(ctx context.Context, o Options, mode string) (Row, error) {
 				return
 			}
 			var rep struct {
-				RateLimited int   `json:"rate_limited"`
-				LatencyMS   int64 `json:"latency_ms"`
+				Deployment  string    `json:"deployment"`
+				RateLimited int       `json:"rate_limited"`
+				LatencyMS   int64     `json:"latency_ms"`
+				AdmittedAt  time.Time `json:"admitted_at"`
+				SentAt      time.Time `json:"sent_at"`
 			}
 			if json.Unmarshal(out.Bytes(), &rep) == nil {
-				results[i] = result{ok: true, rateLimited: rep.RateLimited, latency: rep.LatencyMS}
+				results[i] = result{ok: true, rateLimited: rep.RateLimited, latency: rep.LatencyMS,
+					sent: sent{deployment: rep.Deployment, admitted: rep.AdmittedAt, wentAt: rep.SentAt}}
 			}
 		})
 	}
@@ -264,10 +273,12 @@ func runOne(ctx context.Context, o Options, mode string) (Row, error) {
 	row := Row{Mode: mode, Processes: o.Processes, WallMS: time.Since(start).Milliseconds(), FloorMS: floor(o),
 		RateLimitedBy: map[string]int64{"tokens": 0, "requests": 0}}
 	var lat []int64
+	var calls []sent
 	for _, r := range results {
 		if !r.ok {
 			continue
 		}
+		calls = append(calls, r.sent)
 		row.Succeeded++
 		if r.rateLimited > 0 {
 			row.CallsRateLimited++
@@ -278,8 +289,9 @@ func runOne(ctx context.Context, o Options, mode string) (Row, error) {
 	if n := len(lat); n > 0 {
 		row.LatencyP50MS, row.LatencyP99MS = lat[n/2], lat[min(n-1, n*99/100)]
 	}
+	snap := sim.Stats()
 	var first, last time.Time
-	for _, st := range sim.Stats().Deployments {
+	for _, st := range snap.Deployments {
 		if !st.FirstAccepted.IsZero() && (first.IsZero() || st.FirstAccepted.Before(first)) {
 			first = st.FirstAccepted
 		}
@@ -293,6 +305,7 @@ func runOne(ctx context.Context, o Options, mode string) (Row, error) {
 	if !first.IsZero() {
 		row.AdmitMS = last.Sub(first).Milliseconds()
 	}
+	row.Overflows = overflows(snap, calls, first)
 	if mode == "learned" {
 		row.PacingAllowanceMS, err = allowances(ctx, o, cfgFile)
 		if err != nil {
@@ -404,5 +417,9 @@ func Print(w io.Writer, rows []Row) {
 		fmt.Fprintf(w, "%-8s %9d %9d %6d %12s %8d (%3.0f%%) %9d %9d %9d %9d %9d %s\n", r.Mode, r.Processes, r.Succeeded, r.RateLimited,
 			fmt.Sprintf("%d/%d", r.RateLimitedBy["tokens"], r.RateLimitedBy["requests"]),
 			r.CallsRateLimited, 100*float64(r.CallsRateLimited)/float64(max(1, r.Processes)), r.WallMS, r.AdmitMS, r.FloorMS, r.LatencyP50MS, r.LatencyP99MS, allow)
+		for _, o := range r.Overflows {
+			fmt.Fprintf(w, "  429 on %s at %d ms: %d ms window of %d held calls counted over %d ms; %d admitted and %d sent in the window's length before it, longest admission-to-send %d ms\n",
+				o.Deployment, o.AtMS, o.WindowMS, o.Limit, o.HeldSpanMS, o.Admitted, o.Sent, o.MaxLagMS)
+		}
 	}
 }

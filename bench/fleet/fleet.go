@@ -78,6 +78,18 @@ type DeploymentRow struct {
 	Accepted    int64   `json:"accepted"`
 	RateLimited int64   `json:"rate_limited"`
 	Utilisation float64 `json:"utilisation"` // tokens admitted ÷ (windows × TPM × margin)
+	// Refusals are its request-window 429s, from the simulator's log:
+	// when, in which window, and how far apart the calls it held were
+	// counted.
+	Refusals []Refusal `json:"refusals,omitempty"`
+}
+
+// Refusal is one request-window 429 of a run.
+type Refusal struct {
+	AtMS       int64 `json:"at_ms"` // from the run's start
+	WindowMS   int64 `json:"window_ms"`
+	Limit      int64 `json:"limit"`
+	HeldSpanMS int64 `json:"held_span_ms"`
 }
 
 // Sample is the fraction of each deployment's allowance (TPM × margin)
@@ -189,7 +201,7 @@ func runOne(ctx context.Context, o Options, strategy string) (Row, error) {
 			return Row{}, err
 		}
 	}
-	return summarize(strategy, o, sim.Stats(), results, samples), nil
+	return summarize(strategy, o, sim.Stats(), results, samples, time.UnixMilli(start)), nil
 }
 
 // runWorker starts one worker process and reads its result.
@@ -232,7 +244,7 @@ func sample(ctx context.Context, sim *azuresim.Sim, o Options, startMS, endMS in
 	return out
 }
 
-func summarize(strategy string, o Options, snap azuresim.Snapshot, results []WorkerResult, samples []Sample) Row {
+func summarize(strategy string, o Options, snap azuresim.Snapshot, results []WorkerResult, samples []Sample, began time.Time) Row {
 	row := Row{Strategy: strategy, RateLimitedByCause: map[string]int64{"tokens": 0, "requests": 0, "adjustment": 0, "unknown": 0},
 		Samples: samples, Window: o.Window, Margin: o.Margin}
 	for _, r := range results {
@@ -251,7 +263,7 @@ func summarize(strategy string, o Options, snap azuresim.Snapshot, results []Wor
 		capTokens := float64(o.Windows) * float64(st.TPM) * o.Margin
 		row.Deployments = append(row.Deployments, DeploymentRow{
 			Name: st.Deployment, TPM: st.TPM, Accepted: st.Accepted, RateLimited: rl.Total(),
-			Utilisation: float64(st.TokensCharged) / capTokens,
+			Utilisation: float64(st.TokensCharged) / capTokens, Refusals: refusals(st, began),
 		})
 		admitted += float64(st.TokensCharged)
 		allowance += capTokens
@@ -280,6 +292,20 @@ func summarize(strategy string, o Options, snap azuresim.Snapshot, results []Wor
 		row.SpreadPoints = 100 * spread / float64(len(samples))
 	}
 	return row
+}
+
+// refusals are a deployment's logged request-window 429s, timed from
+// the run's start.
+func refusals(st azuresim.Stats, began time.Time) []Refusal {
+	var out []Refusal
+	for _, r := range st.Refusals {
+		x := Refusal{AtMS: r.At.Sub(began).Milliseconds(), WindowMS: r.Window.Milliseconds(), Limit: r.Limit}
+		if len(r.Held) > 0 {
+			x.HeldSpanMS = r.At.Sub(r.Held[0]).Milliseconds()
+		}
+		out = append(out, x)
+	}
+	return out
 }
 
 // windowFills is each window's charged tokens ÷ Σ limit, from the last

@@ -118,6 +118,19 @@ func (w *window) wait(now time.Time, n, limit int64) time.Duration {
 	return w.length
 }
 
+// held is when the admissions a sliding window still counts were
+// counted, oldest first; nil for a fixed window, which keeps no times.
+func (w *window) held() []time.Time {
+	if !w.sliding {
+		return nil
+	}
+	out := make([]time.Time, 0, len(w.log)-w.head)
+	for _, e := range w.log[w.head:] {
+		out = append(out, time.Unix(0, e.at))
+	}
+	return out
+}
+
 // reset is how long until the window is back to its full allowance: the
 // next fixed window, or until every admission in the sliding log has
 // aged out (0 when there is none).
@@ -190,6 +203,9 @@ type refusal struct {
 	// requests1s is set when the 1 s window refused: its remaining count
 	// is what a client should see, not the 10 s one.
 	requests1s bool
+	// full is the request window that refused, for the refusal log.
+	full  *window
+	limit int64
 }
 
 // check reports whether cost tokens and one request fit now, without
@@ -207,10 +223,10 @@ func (m *meter) check(now time.Time, cost int64) []refusal {
 		out = append(out, refusal{cause: c, wait: m.tokens.wait(now, cost, lim)})
 	}
 	if m.req1.used+1 > m.req1Limit() {
-		out = append(out, refusal{cause: CauseRequests, wait: m.req1.wait(now, 1, m.req1Limit()), requests1s: true})
+		out = append(out, refusal{cause: CauseRequests, wait: m.req1.wait(now, 1, m.req1Limit()), requests1s: true, full: &m.req1, limit: m.req1Limit()})
 	}
 	if m.req10.used+1 > m.req10Limit() {
-		out = append(out, refusal{cause: CauseRequests, wait: m.req10.wait(now, 1, m.req10Limit())})
+		out = append(out, refusal{cause: CauseRequests, wait: m.req10.wait(now, 1, m.req10Limit()), full: &m.req10, limit: m.req10Limit()})
 	}
 	return out
 }

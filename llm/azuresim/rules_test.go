@@ -124,10 +124,32 @@ func TestSlidingRequestWindowsRefuseABurstAcrossABoundary(t *testing.T) {
 			if got := r.int("x-ratelimit-remaining-requests"); got != 60-7 {
 				t.Errorf("remaining requests %d, want 53", got)
 			}
-			if st := statsOf(t, s, "d"); st.Accepted != 7 || st.RateLimited.Requests != 7 {
+			st := statsOf(t, s, "d")
+			if st.Accepted != 7 || st.RateLimited.Requests != 7 {
 				t.Errorf("stats %+v", st)
 			}
+			checkRefusalLog(t, st, before, after)
 		})
+	}
+}
+
+// checkRefusalLog checks that the log holds every refusal of the burst
+// after the boundary, each with the 1 s window's six admissions of the
+// burst before it, counted when those calls were in flight.
+func checkRefusalLog(t *testing.T, st Stats, before, after []timed) {
+	t.Helper()
+	if len(st.Refusals) != 7 {
+		t.Fatalf("refusal log holds %d, want the 7 refusals", len(st.Refusals))
+	}
+	for i, r := range st.Refusals[:len(after)] {
+		if r.Window != time.Second || r.Limit != 6 || len(r.Held) != 6 || r.At.Before(after[i].sent) || r.At.After(after[i].got) {
+			t.Fatalf("refusal %d: %+v, want the 1 s window, limit 6, six held, at between %v and %v", i, r, after[i].sent, after[i].got)
+		}
+		for j, h := range r.Held {
+			if h.Before(before[j].sent) || h.After(before[j].got) {
+				t.Errorf("refusal %d held %d counted at %v, want between %v and %v", i, j, h, before[j].sent, before[j].got)
+			}
+		}
 	}
 }
 

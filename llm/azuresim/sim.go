@@ -235,6 +235,7 @@ func (s *Sim) admit(d *deployment, estimate int64, now time.Time) (*ticket, *ref
 			d.stats.RateLimited.Tokens++
 		case CauseRequests:
 			d.stats.RateLimited.Requests++
+			d.logRefusal(r, now)
 		case CauseAdjustment:
 			d.stats.RateLimited.Adjustment++
 		}
@@ -256,6 +257,14 @@ func (s *Sim) admit(d *deployment, estimate int64, now time.Time) (*ticket, *ref
 	d.stats.TokensCharged += cost
 	d.stats.TokensEstimated += estimate
 	return t, nil, s.stateLocked(d, now)
+}
+
+// logRefusal keeps a request-window refusal in d's log while it has room.
+func (d *deployment) logRefusal(r refusal, now time.Time) {
+	if r.full == nil || len(d.stats.Refusals) >= MaxRefusals {
+		return
+	}
+	d.stats.Refusals = append(d.stats.Refusals, Refusal{At: now, Window: r.full.length, Limit: r.limit, Held: r.full.held()})
 }
 
 // charge is what the server charges a call the character rule estimates

@@ -1,6 +1,9 @@
 package azuresim
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // Stats are one deployment's counts since the simulator started.
 type Stats struct {
@@ -33,6 +36,24 @@ type Stats struct {
 	// accepted were counted: the span the deployment took to admit them.
 	FirstAccepted time.Time `json:"first_accepted,omitzero"`
 	LastAccepted  time.Time `json:"last_accepted,omitzero"`
+	// Refusals are the deployment's first MaxRefusals request-window
+	// 429s, each with the admissions its window held: the admission log
+	// that tells a client that admitted too many from calls that reached
+	// the server bunched.
+	Refusals []Refusal `json:"refusals,omitempty"`
+}
+
+// MaxRefusals bounds a deployment's refusal log.
+const MaxRefusals = 32
+
+// Refusal is one request-window 429 as the server counted it.
+type Refusal struct {
+	At     time.Time     `json:"at"`
+	Window time.Duration `json:"window"` // the request window's length (1 s or 10 s, scaled)
+	Limit  int64         `json:"limit"`
+	// Held is when the calls the window counted were counted, oldest
+	// first (a sliding window's; a fixed one keeps no times).
+	Held []time.Time `json:"held,omitempty"`
 }
 
 // ByCause counts 429s by the rule that refused.
@@ -62,6 +83,7 @@ func (s *Sim) Stats() Snapshot {
 		for _, name := range r.names {
 			d := r.deployments[name]
 			st := d.stats
+			st.Refusals = slices.Clone(st.Refusals)
 			st.Resource, st.Deployment, st.Pool = r.name, name, d.pooled
 			st.TPM, st.RPM, st.EffectiveTPM = d.cfg.TPM, d.cfg.RPM, d.own.tokenLimit(now)
 			d.own.tokens.at(now)
