@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/headroom-agent/headroom/internal/redistest"
+	"github.com/headroom-agent/headroom/llm/azuresim"
 )
 
 // TestMain lets the test binary be a worker process of the fleet.
@@ -69,4 +70,19 @@ func TestFleetHeadroomBeatsRoundRobin(t *testing.T) {
 		t.Errorf("plot: %v, %d lines", err, strings.Count(svg.String(), "<polyline"))
 	}
 	t.Logf("\n%s", table.String())
+}
+
+// A deployment's logged refusals are timed from the run's start, with
+// how far apart the calls the refusing window held were counted.
+func TestRefusalsAreTimedFromTheRunsStart(t *testing.T) {
+	began := time.Unix(1_000, 0)
+	st := azuresim.Stats{Refusals: []azuresim.Refusal{
+		{At: began.Add(2500 * time.Millisecond), Window: 100 * time.Millisecond, Limit: 6, Held: []time.Time{began.Add(2410 * time.Millisecond)}},
+		{At: began.Add(3 * time.Second), Window: time.Second, Limit: 60},
+	}}
+	got := refusals(st, began)
+	want := []Refusal{{AtMS: 2500, WindowMS: 100, Limit: 6, HeldSpanMS: 90}, {AtMS: 3000, WindowMS: 1000, Limit: 60}}
+	if len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
+		t.Errorf("refusals %+v, want %+v", got, want)
+	}
 }
