@@ -1,6 +1,7 @@
 package coldstart
 
 import (
+	"cmp"
 	"slices"
 	"time"
 
@@ -25,9 +26,8 @@ type Overflow struct {
 	// reports give) the budget admitted to the deployment, and that left
 	// their process for it, within the window's length before the
 	// refusal; MaxLagMS the longest time from admission to sending among
-	// the sent ones. Admitted within
-	// the limit with the window over it says the calls arrived bunched:
-	// lag the pacing did not allow for.
+	// the sent ones. Admitted within the limit with the window over it
+	// says the calls arrived bunched: lag the pacing did not allow for.
 	Admitted int   `json:"admitted"`
 	Sent     int   `json:"sent"`
 	MaxLagMS int64 `json:"max_lag_ms"`
@@ -65,7 +65,7 @@ func overflows(snap azuresim.Snapshot, calls []sent, first time.Time) []Overflow
 			out = append(out, o)
 		}
 	}
-	slices.SortFunc(out, func(a, b Overflow) int { return int(a.AtMS - b.AtMS) })
+	slices.SortFunc(out, func(a, b Overflow) int { return cmp.Compare(a.AtMS, b.AtMS) })
 	return out
 }
 
