@@ -66,6 +66,13 @@ func (p *Page) pageAction(ctx context.Context, op, target string, fn func(ctx co
 // during it; either is the action's outcome, a navigation.
 func (p *Page) afterTabs(ctx context.Context, on *tab, opened int, out Outcome, err error) (Outcome, error) {
 	if p.closedNow(on) {
+		// What the closing tab told its opener (a message, a storage
+		// event) is handled there as the run comes back: let the opener
+		// hold still before anything reads it.
+		_ = p.do(ctx, "tab", "", settleLimit+time.Second, func(ctx context.Context) error {
+			p.waitDOMQuiet(ctx, actionQuiet, time.Now().Add(settleLimit))
+			return nil
+		})
 		return p.nowOn(ctx, "the tab closed itself; back on the tab that opened it")
 	}
 	if err != nil || !p.following() {
