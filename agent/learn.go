@@ -125,10 +125,10 @@ func (r *runner) leadOrWait(ctx context.Context) (*learned.Entry, error) {
 	if r.t.Deadline > 0 {
 		ttl = time.Duration(r.t.Deadline)
 	}
-	ok, err := l.lib.Claim(ctx, l.res.Key, l.holder, ttl)
-	if err != nil || ok {
+	e, ok, err := l.lib.Lead(ctx, l.res.Key, l.holder, ttl)
+	if err != nil || ok || e != nil {
 		l.leased = ok
-		return nil, err
+		return e, err
 	}
 	wait := learnWait
 	if !r.deadline.IsZero() {
@@ -136,7 +136,7 @@ func (r *runner) leadOrWait(ctx context.Context) (*learned.Entry, error) {
 	}
 	r.progress("learned: another agent is learning %s; waiting up to %s", l.res.Key, wait.Round(time.Second))
 	began := time.Now()
-	e, err := l.lib.Wait(ctx, l.res.Key, l.holder, wait, learnPoll, ttl)
+	e, err = l.lib.Wait(ctx, l.res.Key, l.holder, wait, learnPoll, ttl)
 	l.res.WaitedMS = time.Since(began).Milliseconds()
 	if errors.Is(err, learned.ErrNotFound) {
 		l.leased = true // Wait claimed it, or nobody holds it: learn

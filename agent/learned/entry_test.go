@@ -162,3 +162,31 @@ func TestWaitReturnsTheEntryOrTheLease(t *testing.T) {
 		t.Error("b should hold the lease Wait took")
 	}
 }
+
+// A run that stored the entry and gave the lease back between another's
+// read and its claim leaves the entry: Lead returns it, and gives back
+// the lease it took; on a key nobody stored, the lease is the caller's.
+func TestLeadFindsTheEntryStoredBeforeItsClaim(t *testing.T) {
+	ctx := context.Background()
+	lib := learned.NewLibrary(learned.NewMemory(), learned.Options{})
+	key := sampleEntry().Key
+	if _, err := lib.Load(ctx, key); !errors.Is(err, learned.ErrNotFound) {
+		t.Fatalf("b's read before a stored: %v", err)
+	}
+	if e, ok, err := lib.Lead(ctx, key, "a", time.Minute); e != nil || !ok || err != nil {
+		t.Fatalf("a leads a key nobody stored: %v, %v, %v", e, ok, err)
+	}
+	if err := lib.Save(ctx, sampleEntry(), 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := lib.Release(ctx, key, "a"); err != nil {
+		t.Fatal(err)
+	}
+	e, ok, err := lib.Lead(ctx, key, "b", time.Minute)
+	if e == nil || ok || err != nil {
+		t.Fatalf("b's claim after a stored and released: %v, %v, %v; want a's entry", e, ok, err)
+	}
+	if ok, _ := lib.Claim(ctx, key, "c", time.Minute); !ok {
+		t.Error("b kept the lease it took to find the entry")
+	}
+}

@@ -143,6 +143,22 @@ func (l *Library) Claim(ctx context.Context, key, holder string, ttl time.Durati
 	return l.d.Claim(ctx, key, holder, ttl)
 }
 
+// Lead claims key's lease for holder, to learn it: ok when the lease is
+// the holder's now. A run that stored the entry and gave the lease back
+// between the caller's last read and the claim leaves the entry behind,
+// so once the lease is the holder's Lead reads key again: an entry found
+// then is returned (or its miss), and the lease given back.
+func (l *Library) Lead(ctx context.Context, key, holder string, ttl time.Duration) (e *Entry, ok bool, err error) {
+	if ok, err = l.d.Claim(ctx, key, holder, ttl); err != nil || !ok {
+		return nil, false, err
+	}
+	if e, err = l.Load(ctx, key); errors.Is(err, ErrNotFound) {
+		return nil, true, nil
+	}
+	_ = l.d.Release(context.WithoutCancel(ctx), key, holder)
+	return e, false, err
+}
+
 // Release gives the lease back.
 func (l *Library) Release(ctx context.Context, key, holder string) error {
 	return l.d.Release(ctx, key, holder)
@@ -170,11 +186,12 @@ func (l *Library) Wait(ctx context.Context, key, holder string, d, interval, ttl
 		if !errors.Is(err, ErrNotFound) {
 			return e, err
 		}
-		if ok, err := l.d.Claim(ctx, key, holder, ttl); err != nil || ok {
-			if err == nil {
-				err = ErrNotFound
-			}
-			return nil, err
+		e, ok, err := l.Lead(ctx, key, holder, ttl)
+		switch {
+		case err != nil || e != nil:
+			return e, err
+		case ok:
+			return nil, ErrNotFound
 		}
 	}
 }
