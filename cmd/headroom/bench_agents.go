@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -38,7 +37,7 @@ func benchAgents(fs *pflag.FlagSet) runner {
 	ab := &agentsBenchFlags{}
 	fs.IntVar(&ab.n, "agents", 12, "real agents (headroom run, each with its own Chromium)")
 	fs.IntVar(&ab.processes, "processes", 0, "OS processes the agents are split over (default one per agent)")
-	fs.StringVar(&ab.redisURL, "redis", "", "the Redis `URL` of the shared budget (default $REDIS_URL, else redis://127.0.0.1:6379/15, a database apart from the default one a shared Redis keeps its data in)")
+	benchRedisFlag(fs, &ab.redisURL, "the Redis `URL` of the shared budget", "")
 	fs.DurationVar(&ab.window, "window", 6*time.Second, "the simulated minute (compressed; the request windows scale with it)")
 	fs.Float64Var(&ab.demand, "demand", 3, "how many windows of the budget the agents need: the deployments are sized from it")
 	fs.StringVar(&ab.tasks, "tasks", "testdata/tasks/fleet.yaml", "the task `list` agent i takes task i (modulo its length) from (run from the repository's root for the default)")
@@ -50,8 +49,7 @@ func benchAgents(fs *pflag.FlagSet) runner {
 }
 
 func (ab *agentsBenchFlags) run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	// Not a flag default: a password in $REDIS_URL would show in -h.
-	ab.redisURL = cmp.Or(ab.redisURL, os.Getenv("REDIS_URL"), "redis://127.0.0.1:6379/15")
+	ab.redisURL = benchRedis(ab.redisURL)
 	if code := ab.check(ctx, stderr); code != exitOK {
 		return code
 	}

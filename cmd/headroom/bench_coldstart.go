@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"io"
 	"os"
@@ -19,7 +18,8 @@ import (
 // sliding request windows, today's pacing and the learned one side by side.
 func benchColdstart(fs *pflag.FlagSet) runner {
 	processes := fs.Int("processes", 200, "headroom call processes started at once")
-	redisURL := fs.String("redis", "", "the Redis `URL` the processes share (default $REDIS_URL, else redis://127.0.0.1:6379/15, a database apart from the default one a shared Redis keeps its data in); each mode's keys get a prefix of their own")
+	redisURL := new(string)
+	benchRedisFlag(fs, redisURL, "the Redis `URL` the processes share", "; each mode's keys get a prefix of their own")
 	modes := fs.String("modes", strings.Join(coldstart.Modes, ","), "the pacing modes to run, comma-separated, of: "+strings.Join(coldstart.Modes, ", "))
 	delay := fs.Duration("dispatch-delay", 20*time.Millisecond, "the simulator counts a call this long after it arrives")
 	jitter := fs.Float64("dispatch-jitter", 0.5, "… spread by ± this fraction of itself (with --dispatch-tail 0)")
@@ -35,8 +35,7 @@ func benchColdstart(fs *pflag.FlagSet) runner {
 			fprintf(stderr, "headroom bench coldstart: --processes must be at least 1, --dispatch-delay, --dispatch-max and the --stall flags at least 0, --dispatch-jitter from 0 to 1, --dispatch-tail from 0 to 3\n")
 			return exitUsage
 		}
-		// Not a flag default: a password in $REDIS_URL would show in -h.
-		*redisURL = cmp.Or(*redisURL, os.Getenv("REDIS_URL"), "redis://127.0.0.1:6379/15")
+		*redisURL = benchRedis(*redisURL)
 		if err := redisstore.Ping(ctx, *redisURL); err != nil {
 			return failed(ctx, stderr, "bench coldstart", err)
 		}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -38,7 +37,7 @@ func benchFleet(fs *pflag.FlagSet) runner {
 	fb := &fleetBenchFlags{}
 	fs.IntVar(&fb.agents, "agents", 400, "agents' worth of callers in the fleet")
 	fs.IntVar(&fb.processes, "processes", 4, "OS processes the agents are split over")
-	fs.StringVar(&fb.redisURL, "redis", "", "the Redis `URL` the processes share (default $REDIS_URL, else redis://127.0.0.1:6379/15, a database apart from the default one a shared Redis keeps its data in)")
+	benchRedisFlag(fs, &fb.redisURL, "the Redis `URL` the processes share", "")
 	fs.DurationVar(&fb.window, "window", 6*time.Second, "the simulated minute (compressed; the request windows scale with it)")
 	fs.IntVar(&fb.windows, "windows", 4, "how many windows the fleet runs per strategy")
 	fs.StringVar(&fb.strategy, "strategy", "", "run these strategies, comma-separated, of: "+strings.Join(fleet.Known, ", "))
@@ -50,8 +49,7 @@ func benchFleet(fs *pflag.FlagSet) runner {
 }
 
 func (fb *fleetBenchFlags) run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	// Not a flag default: a password in $REDIS_URL would show in -h.
-	fb.redisURL = cmp.Or(fb.redisURL, os.Getenv("REDIS_URL"), "redis://127.0.0.1:6379/15")
+	fb.redisURL = benchRedis(fb.redisURL)
 	opts, ok := fb.options(ctx, stderr)
 	if !ok {
 		return exitUsage

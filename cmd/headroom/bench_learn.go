@@ -25,7 +25,8 @@ func benchLearn(fs *pflag.FlagSet) runner {
 	runs := fs.Int("runs", 3, "runs with the model and learned runs per task; the median of each by wall time is reported")
 	agents := fs.Int("agents", 50, "agents in the fleet row (0: no fleet row)")
 	parallel := fs.Int("parallel", 8, "the fleet's browsers at once")
-	redisURL := fs.String("redis", "", "the Redis `URL` the fleet shares (default $REDIS_URL, else redis://127.0.0.1:6379/15)")
+	redisURL := new(string)
+	benchRedisFlag(fs, redisURL, "the Redis `URL` the fleet shares", "")
 	latency := fs.Duration("model-latency", 500*time.Millisecond, "the stand-in answers after this long, plus --model-per-token a token: a deployed model's pace, so run 1's wall time holds the model's (0 and 0: the stand-in's own speed)")
 	perToken := fs.Duration("model-per-token", 12*time.Millisecond, "the stand-in's time per generated token")
 	asJSON := fs.Bool("json", false, "print the rows as JSON")
@@ -58,7 +59,7 @@ func benchLearn(fs *pflag.FlagSet) runner {
 		var fleet []learn.FleetRow
 		if *agents > 0 {
 			fo := learn.FleetOptions{Options: o, Agents: *agents, Parallel: *parallel, Stagger: 20 * time.Millisecond,
-				Redis: cmp.Or(*redisURL, os.Getenv("REDIS_URL"), "redis://127.0.0.1:6379/15")}
+				Redis: benchRedis(*redisURL)}
 			if fleet, err = learn.MeasureFleet(ctx, fo); err != nil {
 				return failed(ctx, stderr, "bench learn", err)
 			}

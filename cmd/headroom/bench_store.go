@@ -1,12 +1,10 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -33,7 +31,7 @@ type storeBenchFlags struct {
 
 func benchStore(fs *pflag.FlagSet) runner {
 	f := &storeBenchFlags{}
-	fs.StringVar(&f.redisURL, "redis", "", "Redis `URL` to measure (default $REDIS_URL, else redis://127.0.0.1:6379/15, a database apart from the default one a shared Redis keeps its data in)")
+	benchRedisFlag(fs, &f.redisURL, "Redis `URL` to measure", "")
 	fs.StringVar(&f.clients, "clients", "1,16,64", "comma-separated numbers of concurrent clients, one row each")
 	fs.DurationVar(&f.duration, "duration", 2*time.Second, "how long each row runs")
 	fs.DurationVar(&f.window, "window", 6*time.Second, "token window; short keeps the reservation records' TTLs short")
@@ -43,8 +41,7 @@ func benchStore(fs *pflag.FlagSet) runner {
 }
 
 func (f *storeBenchFlags) run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	// Not a flag default: a password in $REDIS_URL would show in -h.
-	f.redisURL = cmp.Or(f.redisURL, os.Getenv("REDIS_URL"), "redis://127.0.0.1:6379/15")
+	f.redisURL = benchRedis(f.redisURL)
 	clients, err := f.check()
 	if err != nil {
 		fprintf(stderr, "headroom bench store: %v\n", err)
