@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/headroom-agent/headroom/budget/models"
 	"github.com/headroom-agent/headroom/internal/loopback"
 	"github.com/headroom-agent/headroom/internal/yamlconf"
 )
@@ -110,14 +111,14 @@ type Deployment struct {
 	// APIVersion is sent with every call; default DefaultAPIVersion.
 	APIVersion string `yaml:"api_version"`
 	// Model decides how requests are shaped (its family, from the table
-	// in quota.go);
+	// in budget/models);
 	// ModelVersion with it, what a pool may mix.
 	Model        string `yaml:"model"`
 	ModelVersion string `yaml:"model_version"`
 	// Family is chat or reasoning, for a model the family table does not
 	// know (a fine-tune, a new release); filled in from the table
 	// otherwise. An unknown model without it is an error.
-	Family Family `yaml:"family"`
+	Family models.Family `yaml:"family"`
 	// Region and Subscription place a Standard deployment in its quota:
 	// Azure counts Standard quota per subscription, region and model.
 	Region       string `yaml:"region"`
@@ -471,7 +472,7 @@ func (d *Deployment) check(f string, bad errorf) error {
 	case !(d.Weight >= 0) || math.IsInf(d.Weight, 1):
 		return bad(f+".weight", "%v: the weight must be a number of at least 0 (0 means 1)", d.Weight)
 	}
-	info, err := ModelFamily(d.Model, d.Family)
+	info, err := models.Resolve(d.Model, d.Family)
 	if err != nil {
 		field := f + ".model"
 		if d.Family != "" {
@@ -481,7 +482,7 @@ func (d *Deployment) check(f string, bad errorf) error {
 	}
 	d.Family = info.Family
 	if d.RPM == 0 {
-		d.RPM = DefaultRPM(d.Model, d.TPM)
+		d.RPM = models.DefaultRPM(d.Model, d.TPM)
 	}
 	if d.Weight == 0 {
 		d.Weight = 1

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/headroom-agent/headroom/budget"
+	"github.com/headroom-agent/headroom/budget/models"
 )
 
 const fullConfig = `redis: redis://10.0.0.5:6379/2
@@ -74,7 +75,7 @@ func TestParseConfigFull(t *testing.T) {
 	east := c.Deployments[0]
 	want := budget.Deployment{
 		Name: "east-4o", Endpoint: "https://Contoso-East.openai.azure.com/", Deployment: "gpt4o-prod",
-		APIVersion: "2025-01-01-preview", Model: "gpt-4o", ModelVersion: "2024-08-06", Family: budget.Chat,
+		APIVersion: "2025-01-01-preview", Model: "gpt-4o", ModelVersion: "2024-08-06", Family: models.Chat,
 		Region: "eastus", Subscription: "sub-1", Type: "global-standard", TPM: 450000, RPM: 2700,
 		Auth: budget.Auth{APIKeyEnv: "AZURE_OPENAI_EAST_KEY"}, Weight: 2, Priority: 1, Pool: "planner",
 		QuotaKey: "east-4o", QuotaTPM: 450000, QuotaRPM: 2700,

@@ -23,6 +23,10 @@ type Dashboard struct {
 	Agents         int
 	// Shed is this process's shed calls, by priority class.
 	Shed map[Class]int64
+	// Store counts this process's store round trips, by operation (see
+	// Store.Stats): a store that stalls shows as asks again before it
+	// shows as calls that failed.
+	Store map[string]StoreOpStats
 }
 
 // DeploymentView is one deployment on the dashboard.
@@ -100,9 +104,9 @@ func (r *Router) Dashboard(ctx context.Context) (Dashboard, error) {
 		return Dashboard{}, err
 	}
 	m := r.metrics.snapshot()
-	out := Dashboard{At: time.Now(), Agents: -1, Shed: m.ShedBy}
+	out := Dashboard{At: time.Now(), Agents: -1, Shed: m.ShedBy, Store: r.store.Stats()}
 	var count *Count
-	if c, ok := r.store.(Census); ok {
+	if c, ok := r.store.Census(); ok {
 		if n, err := c.Count(ctx, quotas...); err == nil {
 			count = &n
 			out.Agents = n.Agents
@@ -175,7 +179,7 @@ func seenQuota(vs []DeploymentView, quota string) bool {
 // the call waits for nothing, and a census that cannot be reached loses a
 // count, not a call; the loss is counted as a failed write of d's.
 func (r *Router) census429(d *Deployment, cause Cause) {
-	c, ok := r.store.(Census)
+	c, ok := r.store.Census()
 	if !ok {
 		return
 	}

@@ -111,7 +111,7 @@ func NewID() string {
 	return idPrefix + strconv.FormatUint(idSeq.Add(1), 36)
 }
 
-// validate checks the arguments every driver takes.
+// validate checks a reservation's arguments before a driver sees them.
 func validate(deployment string, cost Cost, lim Limits) error {
 	switch {
 	case deployment == "":
@@ -123,6 +123,3 @@ func validate(deployment string, cost Cost, lim Limits) error {
 	}
 	return nil
 }
-
-// Validate checks the arguments of a Reserve call; drivers call it first.
-func Validate(deployment string, cost Cost, lim Limits) error { return validate(deployment, cost, lim) }

@@ -10,3 +10,10 @@ func (l Limits) RequestSpacing(window time.Duration, slack float64, jitter time.
 func (l Limits) PacedSpacing(window time.Duration, slack float64, lag time.Duration) time.Duration {
 	return l.pacedSpacing(window, slack, lag)
 }
+
+// NewMemDriver is the memory driver, for the conformance suite and for
+// tests that wrap a driver.
+func NewMemDriver(o MemOptions) Driver { return newMemDriver(o) }
+
+// MemFootprint counts what a memory driver keeps for deployment.
+func MemFootprint(d Driver, deployment string) int { return d.(*memDriver).Footprint(deployment) }

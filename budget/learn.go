@@ -34,7 +34,7 @@ func calibrationEvery(window time.Duration) time.Duration {
 // calibrator is the store as a Calibrator when the router learns: false
 // for the fixed model, or a store that keeps no calibration.
 func (r *Router) calibrator() (Calibrator, bool) {
-	cs, ok := r.store.(Calibrator)
+	cs, ok := r.store.Calibrator()
 	return cs, ok && !r.opts.Fixed
 }
 

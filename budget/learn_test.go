@@ -17,7 +17,7 @@ func TestA429WidensTheModelForTheWholeFleet(t *testing.T) {
 	url := redistest.URL(t)
 	prefix := "widen-" + budget.NewID()
 	// Two processes: each its own client on the same keys.
-	open := func() budget.Store {
+	open := func() *budget.Store {
 		rdb, err := redisstore.Dial(url, 0)
 		if err != nil {
 			t.Fatal(err)
@@ -34,7 +34,7 @@ func TestA429WidensTheModelForTheWholeFleet(t *testing.T) {
 	ra, rb := router(t, a, cfg), router(t, b, cfg)
 
 	// A tightened model, as if learned, written by a third party.
-	cal := b.(budget.Calibrator)
+	cal, _ := b.Calibrator()
 	if _, err := cal.UpdateCalibration(bg, "d", func(c budget.Calibration) budget.Calibration {
 		c.Ratio, c.Weight, c.Safety, c.Lag = 1, 50, 0.03, time.Millisecond
 		return c
@@ -81,7 +81,8 @@ func TestFixedRoutersLearnNothing(t *testing.T) {
 	r := router(t, s, config(t, "calibration: {learn: false}\n", "d:100000"))
 	l := acquire(t, r, budget.Call{Tokens: 100})
 	l.Done(bg, budget.Outcome{Sent: true, Status: http.StatusTooManyRequests, Header: http.Header{"X-Ratelimit-Remaining-Requests": {"0"}}})
-	got, _ := s.(budget.Calibrator).Calibrations(bg, "d")
+	cal, _ := s.Calibrator()
+	got, _ := cal.Calibrations(bg, "d")
 	if got[0] != (budget.Calibration{}) {
 		t.Errorf("a fixed router wrote %+v", got[0])
 	}

@@ -60,7 +60,7 @@ func (o Outcome) Retryable() bool {
 // not see), opens the shared breaker on a 429 for its Retry-After (at
 // most MaxBreakerWait), and counts server errors toward the local
 // breaker. Each of those writes is asked again while the store does not
-// answer, within ctx's deadline (else RouterOptions.StorePatience; 2 s
+// answer, within ctx's deadline (else DefaultStorePatience; 2 s
 // more when ctx has already ended); one that still fails is counted
 // (MetricsSnapshot.StoreWritesFailed) and returned, joined with any
 // other: a breaker the fleet never saw, a reservation held to its
@@ -103,7 +103,7 @@ func (l *Lease) Cause() Cause { return l.cause }
 // write makes one write of Done's, asked again while the store does not
 // answer; one that still fails is counted and kept for Done to return.
 func (l *Lease) write(ctx context.Context, op string, f func() error) {
-	err := l.router.persist(ctx, f)
+	err := f()
 	var se *StoreError
 	switch {
 	case err == nil:

@@ -41,7 +41,7 @@ func (l *lostWrites) take() map[string]int64 {
 // the store answers again; what it still cannot tell waits for the next.
 // A store that keeps no census is told nothing.
 func (r *Router) tellLost(ctx context.Context) {
-	c, ok := r.store.(Census)
+	c, ok := r.store.Census()
 	if !ok || !r.lost.any.Load() {
 		return
 	}

@@ -3,17 +3,14 @@ package budget
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync"
 	"time"
 )
 
-// MemStore keeps the counters in this process: the single-process default,
-// and the store for users without Redis. Its zero value is a store with
-// the default options, as NewMemStore(MemOptions{}) makes.
-type MemStore struct {
-	opts  MemOptions
-	ready sync.Once // init
+// memDriver keeps the counters in this process: the single-process
+// default, and the store for users without Redis.
+type memDriver struct {
+	opts MemOptions
 
 	mu    sync.Mutex
 	deps  map[string]*memDeployment
@@ -26,7 +23,7 @@ type MemStore struct {
 	cal    map[string]Calibration
 }
 
-// MemOptions configure a MemStore. The zero value works.
+// MemOptions configure NewMemStore. The zero value works.
 type MemOptions struct {
 	Window time.Duration // default DefaultWindow
 	Policy Policy        // default Hold
@@ -59,42 +56,33 @@ type memReservation struct {
 	expires time.Time
 }
 
-// NewMemStore returns an empty in-memory store.
-func NewMemStore(o MemOptions) *MemStore {
-	s := &MemStore{opts: o}
-	s.init()
-	return s
+// NewMemStore returns a Store whose counters live in this process: the
+// one process's default, and a budget without Redis. Its census counts
+// this process's agents, and what it learns serves this process alone.
+func NewMemStore(o MemOptions) *Store { return &Store{d: newMemDriver(o)} }
+
+func newMemDriver(o MemOptions) *memDriver {
+	if o.Window < MinWindow {
+		o.Window = DefaultWindow
+	}
+	if o.Policy == "" {
+		o.Policy = Hold
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return &memDriver{opts: o, deps: map[string]*memDeployment{}, res: map[string]*memReservation{}}
 }
 
-// init gives the store its defaults and maps, once: a MemStore declared
-// as a zero value works as NewMemStore(MemOptions{}) does.
-func (s *MemStore) init() {
-	s.ready.Do(func() {
-		if s.opts.Window < MinWindow {
-			s.opts.Window = DefaultWindow
-		}
-		if s.opts.Policy == "" {
-			s.opts.Policy = Hold
-		}
-		if s.opts.Now == nil {
-			s.opts.Now = time.Now
-		}
-		s.deps, s.res = map[string]*memDeployment{}, map[string]*memReservation{}
-	})
-}
-
-func (s *MemStore) Window() time.Duration {
-	s.init()
-	return s.opts.Window
-}
+func (s *memDriver) Window() time.Duration { return s.opts.Window }
 
 // Flush has nothing to do: settles apply at once.
-func (s *MemStore) Flush(context.Context) error { return nil }
+func (s *memDriver) Flush(context.Context) error { return nil }
 
-func (s *MemStore) Close() error { return nil }
+func (s *memDriver) Close() error { return nil }
 
 // dep returns the deployment's state with its windows rolled to now.
-func (s *MemStore) dep(name string, now time.Time) *memDeployment {
+func (s *memDriver) dep(name string, now time.Time) *memDeployment {
 	d := s.deps[name]
 	if d == nil {
 		d = &memDeployment{}
@@ -123,16 +111,9 @@ func (s *MemStore) dep(name string, now time.Time) *memDeployment {
 	return d
 }
 
-func (s *MemStore) Reserve(ctx context.Context, id, deployment string, cost Cost, lim Limits) (Reservation, error) {
-	s.init()
-	if err := validate(deployment, cost, lim); err != nil {
-		return Reservation{}, err
-	}
+func (s *memDriver) Reserve(ctx context.Context, id, deployment string, cost Cost, lim Limits) (Reservation, error) {
 	if err := ctx.Err(); err != nil {
 		return Reservation{}, err
-	}
-	if id == "" {
-		id = NewID()
 	}
 	now := s.opts.Now()
 	s.mu.Lock()
@@ -211,19 +192,15 @@ func refuse(name string, d *memDeployment, cost Cost, lim Limits, now time.Time,
 	return nil
 }
 
-func (s *MemStore) Settle(ctx context.Context, r Reservation, actual int64) error {
-	s.init()
-	// As the Redis driver does: a negative use, which only an answer's
-	// own usage field could claim, would give back others' room.
-	return s.finish(r, max(0, actual), false)
+func (s *memDriver) Settle(ctx context.Context, r Reservation, actual int64) error {
+	return s.finish(r, actual, false)
 }
 
-func (s *MemStore) Cancel(ctx context.Context, r Reservation) error {
-	s.init()
+func (s *memDriver) Cancel(ctx context.Context, r Reservation) error {
 	return s.finish(r, 0, true)
 }
 
-func (s *MemStore) finish(r Reservation, actual int64, cancel bool) error {
+func (s *memDriver) finish(r Reservation, actual int64, cancel bool) error {
 	now := s.opts.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -259,11 +236,7 @@ func (s *MemStore) finish(r Reservation, actual int64, cancel bool) error {
 	return nil
 }
 
-func (s *MemStore) Absorb(ctx context.Context, deployment string, tokens, requests int64) error {
-	s.init()
-	if tokens < 0 || requests < 0 {
-		return fmt.Errorf("budget: absorb on %s: negative amounts", deployment)
-	}
+func (s *memDriver) Absorb(ctx context.Context, deployment string, tokens, requests int64) error {
 	now := s.opts.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -274,11 +247,7 @@ func (s *MemStore) Absorb(ctx context.Context, deployment string, tokens, reques
 	return nil
 }
 
-func (s *MemStore) SetEffectiveLimit(ctx context.Context, deployment string, tokens int64, ttl time.Duration) error {
-	s.init()
-	if tokens <= 0 || ttl <= 0 {
-		return nil
-	}
+func (s *memDriver) SetEffectiveLimit(ctx context.Context, deployment string, tokens int64, ttl time.Duration) error {
 	now := s.opts.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -287,8 +256,7 @@ func (s *MemStore) SetEffectiveLimit(ctx context.Context, deployment string, tok
 	return nil
 }
 
-func (s *MemStore) OpenBreaker(ctx context.Context, deployment string, dur time.Duration) (time.Time, error) {
-	s.init()
+func (s *memDriver) OpenBreaker(ctx context.Context, deployment string, dur time.Duration) (time.Time, error) {
 	now := s.opts.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -302,8 +270,7 @@ func (s *MemStore) OpenBreaker(ctx context.Context, deployment string, dur time.
 	return d.open, nil
 }
 
-func (s *MemStore) Usage(ctx context.Context, deployments ...string) ([]Usage, error) {
-	s.init()
+func (s *memDriver) Usage(ctx context.Context, deployments ...string) ([]Usage, error) {
 	now := s.opts.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -333,8 +300,7 @@ func (s *MemStore) Usage(ctx context.Context, deployments ...string) ([]Usage, e
 
 // Footprint counts the entries held for a deployment after dropping what
 // has expired: zero once it has been idle for two windows.
-func (s *MemStore) Footprint(deployment string) int {
-	s.init()
+func (s *memDriver) Footprint(deployment string) int {
 	now := s.opts.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -354,7 +320,7 @@ func (s *MemStore) Footprint(deployment string) int {
 
 // sweepLocked drops reservations and deployments untouched for two windows,
 // at most once a window, as Redis expires its keys.
-func (s *MemStore) sweepLocked(now time.Time) {
+func (s *memDriver) sweepLocked(now time.Time) {
 	if now.Before(s.sweep) {
 		return
 	}
@@ -371,7 +337,7 @@ func (s *MemStore) sweepLocked(now time.Time) {
 	}
 }
 
-var _ Census = (*MemStore)(nil)
+var _ Census = (*memDriver)(nil)
 
 // causes orders the 429 causes as the census keeps them.
 var causes = [4]Cause{CauseTokens, CauseRequests, CauseAdjustment, CauseUnknown}
@@ -385,8 +351,7 @@ func causeIndex(c Cause) int {
 	return 3
 }
 
-func (s *MemStore) Checkin(ctx context.Context, agent string, ttl time.Duration) error {
-	s.init()
+func (s *memDriver) Checkin(ctx context.Context, agent string, ttl time.Duration) error {
 	if agent == "" || ttl <= 0 {
 		return errors.New("budget: a check-in needs an agent and a time to live")
 	}
@@ -405,16 +370,14 @@ func (s *MemStore) Checkin(ctx context.Context, agent string, ttl time.Duration)
 	return nil
 }
 
-func (s *MemStore) Checkout(ctx context.Context, agent string) error {
-	s.init()
+func (s *memDriver) Checkout(ctx context.Context, agent string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.agents, agent)
 	return nil
 }
 
-func (s *MemStore) Count429(ctx context.Context, deployment string, cause Cause) error {
-	s.init()
+func (s *memDriver) Count429(ctx context.Context, deployment string, cause Cause) error {
 	if deployment == "" {
 		return errors.New("budget: a 429 needs its deployment")
 	}
@@ -441,8 +404,7 @@ func (s *MemStore) Count429(ctx context.Context, deployment string, cause Cause)
 	return nil
 }
 
-func (s *MemStore) CountLostWrites(ctx context.Context, deployment string, n int64) error {
-	s.init()
+func (s *memDriver) CountLostWrites(ctx context.Context, deployment string, n int64) error {
 	if deployment == "" || n <= 0 {
 		return errors.New("budget: lost writes need their deployment and a count above 0")
 	}
@@ -466,8 +428,7 @@ type memLost struct {
 	until time.Time
 }
 
-func (s *MemStore) Count(ctx context.Context, deployments ...string) (Count, error) {
-	s.init()
+func (s *memDriver) Count(ctx context.Context, deployments ...string) (Count, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.opts.Now()
@@ -495,10 +456,9 @@ func (s *MemStore) Count(ctx context.Context, deployments ...string) (Count, err
 	return c, nil
 }
 
-var _ Calibrator = (*MemStore)(nil)
+var _ Calibrator = (*memDriver)(nil)
 
-func (s *MemStore) UpdateCalibration(ctx context.Context, deployment string, f func(Calibration) Calibration) (Calibration, error) {
-	s.init()
+func (s *memDriver) UpdateCalibration(ctx context.Context, deployment string, f func(Calibration) Calibration) (Calibration, error) {
 	if deployment == "" {
 		return Calibration{}, errors.New("budget: a calibration needs its deployment")
 	}
@@ -512,8 +472,7 @@ func (s *MemStore) UpdateCalibration(ctx context.Context, deployment string, f f
 	return c, nil
 }
 
-func (s *MemStore) Calibrations(ctx context.Context, deployments ...string) ([]Calibration, error) {
-	s.init()
+func (s *memDriver) Calibrations(ctx context.Context, deployments ...string) ([]Calibration, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := make([]Calibration, len(deployments))

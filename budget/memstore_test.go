@@ -10,14 +10,15 @@ import (
 
 type memHarness struct{}
 
-func (memHarness) MakeStore(t *testing.T, window time.Duration, policy budget.Policy) budget.Store {
-	return budget.NewMemStore(budget.MemOptions{Window: window, Policy: policy})
+func (memHarness) MakeDriver(t *testing.T, window time.Duration, policy budget.Policy) budget.Driver {
+	return budget.NewMemDriver(budget.MemOptions{Window: window, Policy: policy})
 }
 
-func (memHarness) Reopen(t *testing.T, s budget.Store) budget.Store { return s }
+// Reopen is the same driver: a second process has a memory of its own.
+func (memHarness) Reopen(t *testing.T, d budget.Driver) budget.Driver { return d }
 
-func (memHarness) Footprint(t *testing.T, s budget.Store, deployment string) int {
-	return s.(*budget.MemStore).Footprint(deployment)
+func (memHarness) Footprint(t *testing.T, d budget.Driver, deployment string) int {
+	return budget.MemFootprint(d, deployment)
 }
 
 func TestMemStoreConformance(t *testing.T) {

@@ -16,7 +16,7 @@ import (
 // driver package registers itself in its init, as database/sql drivers
 // do, so a binary links the Redis client only when it imports the driver
 // (budget/redisstore).
-type StoreDriver func(ctx context.Context, url string, o StoreOptions) (Store, error)
+type StoreDriver func(ctx context.Context, url string, o StoreOptions) (Driver, error)
 
 // StoreOptions are what every store is opened with, from the config.
 type StoreOptions struct {
@@ -48,7 +48,7 @@ func RegisterStore(scheme string, d StoreDriver) {
 // OpenStore opens the store cfg names: the shared one its Redis URL points
 // at, through the driver registered for its scheme, or the in-memory one
 // (one process) when it names none.
-func OpenStore(ctx context.Context, cfg *Config) (Store, error) {
+func OpenStore(ctx context.Context, cfg *Config) (*Store, error) {
 	o := StoreOptions{Window: cfg.Window, Policy: cfg.Refund, Prefix: cfg.RedisPrefix}
 	addr, err := cfg.RedisURL()
 	if err != nil {
@@ -76,7 +76,11 @@ func OpenStore(ctx context.Context, cfg *Config) (Store, error) {
 		return nil, fmt.Errorf("budget: no store driver for %q URLs (redis: in the config); this program has %s: import github.com/headroom-agent/headroom/budget/redisstore to add Redis",
 			scheme, cmpList(have))
 	}
-	return d(ctx, addr, o)
+	dr, err := d(ctx, addr, o)
+	if err != nil {
+		return nil, err
+	}
+	return NewStore(dr), nil
 }
 
 func cmpList(s []string) string {

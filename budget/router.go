@@ -81,10 +81,6 @@ type RouterOptions struct {
 	// failed it: waiting out a Retry-After is cheaper than failing the
 	// work. nil means DefaultExtraWaits; new(0) none.
 	ExtraWaits *int
-	// StorePatience is how long a call with no deadline waits for a
-	// store that does not answer (default DefaultStorePatience); a call
-	// with a deadline waits until it.
-	StorePatience time.Duration
 	// Rand picks between the best two; default a random source.
 	Rand *rand.Rand
 }
@@ -94,7 +90,7 @@ const DefaultExtraWaits = 2
 
 // Router places calls on the deployment with the most headroom left.
 type Router struct {
-	store   Store
+	store   *Store
 	cfg     *Config
 	pools   map[string][]*route
 	opts    RouterOptions
@@ -119,7 +115,7 @@ type route struct {
 
 // NewRouter routes over cfg's deployments, counting in store. cfg must have
 // been validated.
-func NewRouter(store Store, cfg *Config, opts RouterOptions) (*Router, error) {
+func NewRouter(store *Store, cfg *Config, opts RouterOptions) (*Router, error) {
 	if store == nil || cfg == nil || len(cfg.Deployments) == 0 || cfg.InteractiveFloor == nil || cfg.AffinityThreshold == nil {
 		return nil, errors.New("budget: a router needs a store and a validated config with deployments (call Validate)")
 	}
@@ -131,9 +127,6 @@ func NewRouter(store Store, cfg *Config, opts RouterOptions) (*Router, error) {
 		opts.RequestJitter = 5 * time.Millisecond
 	case opts.RequestJitter < 0:
 		opts.RequestJitter = 0
-	}
-	if opts.StorePatience <= 0 {
-		opts.StorePatience = DefaultStorePatience
 	}
 	if !cfg.Calibration.Learns() {
 		opts.Fixed = true
@@ -227,96 +220,9 @@ type Lease struct {
 	admitted, sendBy time.Time
 }
 
-// reserve asks the store for c's reservation on rt, again with the same
-// id while the store does not answer (persist): the id makes a later ask
-// charge nothing if an earlier one was admitted.
-func (r *Router) reserve(ctx context.Context, rt *route, c Call) (res Reservation, err error) {
-	id := NewID()
-	err = r.persist(ctx, func() error {
-		res, err = r.store.Reserve(ctx, id, rt.d.QuotaKey, Cost{Tokens: c.Tokens}, r.limits(rt, c.Class))
-		return err
-	})
-	return res, err
-}
-
-// storeTries is how often the router asks a store that refuses the
-// connection before it fails the call, waiting 50, 100 and 200 ms
-// between: nothing listens, and a call should not wait long to say so.
-const storeTries = 4
-
-// DefaultStorePatience is RouterOptions.StorePatience when it is zero.
-const DefaultStorePatience = 30 * time.Second
-
-// maxStoreWait is the longest wait between two asks of a busy store: a
-// stalled server is asked about once a second, not hammered, and a call
-// waits at most that long past its return.
-const maxStoreWait = time.Second
-
-// WaitToAskAgain waits before asking a store that did not answer for
-// the try-th time (from 1): 50 ms, then twice as long each time up to
-// maxStoreWait. It reports false, at once, when that wait would pass
-// giveUp, and when ctx ends meanwhile: the last failure is then the
-// answer. The router and the store drivers ask again at this pace.
-func WaitToAskAgain(ctx context.Context, try int, giveUp time.Time) bool {
-	wait := min(maxStoreWait, time.Duration(25<<min(max(try, 1), 6))*time.Millisecond)
-	if time.Until(giveUp) <= wait {
-		return false
-	}
-	t := time.NewTimer(wait)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
-}
-
-// persist runs f, a round trip to the store that may be asked again
-// (every ask carries the same id), until it succeeds or is refused; a
-// refusal is an answer, not a failure. A busy store (one that did not
-// answer in time) is asked again, waiting 50 ms, then twice as long each
-// time up to maxStoreWait, until the call's deadline, or StorePatience
-// when it has none: a stall costs the call time, not the call. A store
-// that refuses the connection is asked storeTries times. The last failure
-// is the answer; persist never waits past ctx's deadline.
-//
-// This is the one place a store round trip is tried again: the caller
-// above (llm, the agent) does not, and a try is one round trip of the
-// call, not another call.
-func (r *Router) persist(ctx context.Context, f func() error) error {
-	giveUp := time.Now().Add(r.opts.StorePatience)
-	if dl, ok := ctx.Deadline(); ok {
-		giveUp = dl
-	}
-	var err, storeErr error // the last failure, and the store's last
-	for try, refused := 0, 0; ; try++ {
-		if try > 0 && !WaitToAskAgain(ctx, try, giveUp) {
-			return err
-		}
-		err = f()
-		var ref *Refusal
-		switch {
-		case err == nil || errors.As(err, &ref):
-			return err
-		case ctx.Err() != nil && storeErr != nil:
-			// The deadline ended the last ask: the store not answering
-			// is why.
-			return storeErr
-		case ctx.Err() != nil:
-			return err
-		}
-		var se *StoreError
-		if !errors.As(err, &se) || se.Queued {
-			return err // an answer of another kind, or a write the store keeps: asking again gives the same
-		}
-		storeErr = err
-		if !se.Busy() {
-			if refused++; refused >= storeTries {
-				return err
-			}
-		}
-	}
+// reserve asks the store for c's reservation on rt.
+func (r *Router) reserve(ctx context.Context, rt *route, c Call) (Reservation, error) {
+	return r.store.Reserve(ctx, NewID(), rt.d.QuotaKey, Cost{Tokens: c.Tokens}, r.limits(rt, c.Class))
 }
 
 // SendBy is the latest the call may leave this process on this lease;
@@ -491,11 +397,7 @@ func (r *Router) score(ctx context.Context, c Call, routes []*route, exclude []s
 			keys = append(keys, rt.d.QuotaKey)
 		}
 	}
-	var us []Usage
-	err := r.persist(ctx, func() (err error) {
-		us, err = r.store.Usage(ctx, keys...)
-		return err
-	})
+	us, err := r.store.Usage(ctx, keys...)
 	if err != nil {
 		return nil, err
 	}

@@ -35,7 +35,7 @@ func config(t *testing.T, extra string, deps ...string) *budget.Config {
 	return cfg
 }
 
-func router(t *testing.T, store budget.Store, cfg *budget.Config) *budget.Router {
+func router(t *testing.T, store *budget.Store, cfg *budget.Config) *budget.Router {
 	t.Helper()
 	r, err := budget.NewRouter(store, cfg, budget.RouterOptions{Rand: rand.New(rand.NewPCG(1, 2)), RequestJitter: -1})
 	if err != nil {
@@ -44,7 +44,7 @@ func router(t *testing.T, store budget.Store, cfg *budget.Config) *budget.Router
 	return r
 }
 
-func memStore() budget.Store { return budget.NewMemStore(budget.MemOptions{}) }
+func memStore() *budget.Store { return budget.NewMemStore(budget.MemOptions{}) }
 
 func acquire(t *testing.T, r *budget.Router, c budget.Call) *budget.Lease {
 	t.Helper()
@@ -287,7 +287,7 @@ func TestServerErrorsTripTheBreakerAndAProbeClosesIt(t *testing.T) {
 // Two routers on one Redis are two processes of a fleet.
 func TestFleetSharesEffectiveLimitAndBreaker(t *testing.T) {
 	url := redistest.URL(t)
-	open := func() budget.Store {
+	open := func() *budget.Store {
 		rdb, err := redisstore.Dial(url, 0)
 		if err != nil {
 			t.Fatal(err)

@@ -30,7 +30,7 @@ func ownRedis(t *testing.T) (*redistest.Server, *budget.Router) {
 }
 
 // openStore opens a store on srv, closed when the test ends.
-func openStore(t *testing.T, srv *redistest.Server) budget.Store {
+func openStore(t *testing.T, srv *redistest.Server) *budget.Store {
 	t.Helper()
 	rdb, err := redisstore.Dial(srv.URL(), 0)
 	if err != nil {
@@ -137,7 +137,7 @@ func stallFor(t *testing.T, srv *redistest.Server, d time.Duration) {
 // settled says whether every token the deployment holds was settled,
 // once each of stores has sent what it queued: no settle was lost to the
 // stall.
-func settled(t *testing.T, deployment string, stores ...budget.Store) {
+func settled(t *testing.T, deployment string, stores ...*budget.Store) {
 	t.Helper()
 	for _, s := range stores {
 		if err := s.Flush(bg); err != nil {
@@ -166,7 +166,7 @@ func TestAFiveSecondStallAtStartUpLosesNoCall(t *testing.T) {
 	stallFor(t, srv, 5*time.Second)
 	var wg sync.WaitGroup
 	var sent atomic.Int64
-	stores := make([]budget.Store, 20)
+	stores := make([]*budget.Store, 20)
 	errs := make([]error, 20)
 	for i := range 20 {
 		wg.Go(func() {
@@ -199,7 +199,7 @@ func TestAFiveSecondStallAtStartUpLosesNoCall(t *testing.T) {
 	if sent.Load() != 20 {
 		t.Errorf("%d calls sent, want 20, each once", sent.Load())
 	}
-	stores = slices.DeleteFunc(stores, func(s budget.Store) bool { return s == nil })
+	stores = slices.DeleteFunc(stores, func(s *budget.Store) bool { return s == nil })
 	if len(stores) > 0 {
 		settled(t, "a", stores...)
 	}

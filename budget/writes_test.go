@@ -70,19 +70,20 @@ func TestAWriteTheStoreTookIsNotCounted(t *testing.T) {
 	}
 }
 
-// TestZeroValues: a MemStore declared as a zero value is a store with the
-// default options; a Router no constructor made says what it lacks.
+// TestZeroValues: a Store declared as a zero value keeps its counters in
+// memory with the default options; a Router no constructor made says what
+// it lacks.
 func TestZeroValues(t *testing.T) {
-	var s budget.MemStore
+	var s budget.Store
 	r, err := s.Reserve(bg, "", "a", budget.Cost{Tokens: 10}, budget.Limits{Tokens: 100, Requests: 10})
 	if err != nil || s.Window() != budget.DefaultWindow {
-		t.Fatalf("a zero MemStore: Reserve = %v, window %v", err, s.Window())
+		t.Fatalf("a zero Store: Reserve = %v, window %v", err, s.Window())
 	}
 	if err := s.Settle(bg, r, 5); err != nil {
 		t.Fatal(err)
 	}
 	if u, err := s.Usage(bg, "a"); err != nil || u[0].Used != 5 {
-		t.Errorf("a zero MemStore's usage after a settle of 5: %+v, %v", u, err)
+		t.Errorf("a zero Store's usage after a settle of 5: %+v, %v", u, err)
 	}
 	var zero budget.Router
 	for name, err := range map[string]error{
@@ -122,9 +123,14 @@ func TestACallGivenUpOnStillGivesItsReservationBack(t *testing.T) {
 	}
 }
 
-// refusingCancels is a store that takes every write but the cancel; its
+// refusingCancels is a driver that takes every write but the cancel; its
 // census counts.
-type refusingCancels struct{ *budget.MemStore }
+type refusingCancels struct{ censusDriver }
+
+type censusDriver interface {
+	budget.Driver
+	budget.Census
+}
 
 func (refusingCancels) Cancel(context.Context, budget.Reservation) error {
 	return errors.New("the cancel is refused")
@@ -135,7 +141,8 @@ func (refusingCancels) Cancel(context.Context, budget.Reservation) error {
 // WritesFailed counts the first lease's lost cancel, as the metrics do;
 // the second lease's settle, taken, tells the fleet's census of it.
 func TestDoSaysWhichWritesOfTheCallFailed(t *testing.T) {
-	r := router(t, refusingCancels{budget.NewMemStore(budget.MemOptions{})}, config(t, "", "a:100000"))
+	mem := budget.NewMemDriver(budget.MemOptions{}).(censusDriver)
+	r := router(t, budget.NewStore(refusingCancels{mem}), config(t, "", "a:100000"))
 	sends := 0
 	o, l, err := r.Do(bg, budget.Call{Tokens: 100}, func(context.Context, *budget.Lease) budget.Outcome {
 		sends++

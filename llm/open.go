@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/headroom-agent/headroom/budget"
+	"github.com/headroom-agent/headroom/budget/models"
 	"github.com/headroom-agent/headroom/calltypes"
 	"github.com/headroom-agent/headroom/config"
 	"github.com/headroom-agent/headroom/internal/safefile"
@@ -89,7 +90,7 @@ func Open(ctx context.Context, f *config.File, o Options) (*Caller, error) {
 	if err == nil && o.Record != "" {
 		err = c.recordTo(o.Record)
 	}
-	if census, ok := store.(budget.Census); ok && err == nil {
+	if census, ok := store.Census(); ok && err == nil {
 		c.OnClose(checkIn(census))
 	}
 	if err != nil {
@@ -169,7 +170,7 @@ func (c *Caller) recordTo(path string) error {
 func (c *Caller) shapesFrom(f *config.File) error {
 	c.Fallback.Shapes = map[string]Shape{}
 	for name, ds := range f.Budget.Pools() {
-		info, err := budget.ModelFamily(ds[0].Model, ds[0].Family)
+		info, err := models.Resolve(ds[0].Model, ds[0].Family)
 		if err != nil {
 			return fmt.Errorf("llm: deployment %s: %w", ds[0].Name, err)
 		}

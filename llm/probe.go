@@ -17,6 +17,7 @@ import (
 	"github.com/openai/openai-go/v3/option"
 
 	"github.com/headroom-agent/headroom/budget"
+	"github.com/headroom-agent/headroom/budget/models"
 	"github.com/headroom-agent/headroom/calltypes"
 	"github.com/headroom-agent/headroom/internal/redact"
 )
@@ -73,7 +74,7 @@ func Probe(ctx context.Context, d budget.Deployment, o ProbeOptions) (ProbeResul
 // deployment's model family; a model the table does not know is written
 // as a chat model.
 func probeShape(d budget.Deployment) Shape {
-	info, err := budget.ModelFamily(d.Model, d.Family)
+	info, err := models.Resolve(d.Model, d.Family)
 	if err != nil {
 		return Shape{}
 	}

@@ -6,7 +6,7 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/shared"
 
-	"github.com/headroom-agent/headroom/budget"
+	"github.com/headroom-agent/headroom/budget/models"
 	"github.com/headroom-agent/headroom/calltypes"
 )
 
@@ -22,16 +22,16 @@ var reasoningAllowance = map[string]int64{"minimal": 256, "low": 1024, "medium":
 func ReasoningAllowance(effort string) int64 { return reasoningAllowance[effort] }
 
 // Shape is how the caller's requests are written for the model behind
-// them: its family from the family table (budget/quota.go). The zero value
+// them: its family from the family table (budget/models). The zero value
 // is a chat model.
 type Shape struct {
-	Model budget.ModelInfo
+	Model models.Info
 	// Allowance overrides ReasoningAllowance per effort.
 	Allowance map[string]int64
 }
 
 // Reasoning reports whether requests are shaped for a reasoning model.
-func (s Shape) Reasoning() bool { return s.Model.Family == budget.Reasoning }
+func (s Shape) Reasoning() bool { return s.Model.Family == models.Reasoning }
 
 // effort is the reasoning_effort sent for t: the type's, low when it sets
 // none, and low for minimal on a model that does not take minimal.

@@ -24,6 +24,7 @@ import (
 
 	"github.com/headroom-agent/headroom/agent"
 	"github.com/headroom-agent/headroom/budget"
+	"github.com/headroom-agent/headroom/budget/models"
 	"github.com/headroom-agent/headroom/internal/plural"
 	"github.com/headroom-agent/headroom/internal/safefile"
 	"github.com/headroom-agent/headroom/llm/azuresim"
@@ -206,7 +207,7 @@ func deployments(o Options) []azuresim.Deployment {
 		tpm := max(4000, int64(math.Round(total*share/1000))*1000)
 		out = append(out, azuresim.Deployment{
 			Name: string(rune('a' + i)), Model: "gpt-4o-mini", ModelVersion: "2024-07-18",
-			TPM: tpm, RPM: budget.DefaultRPM("gpt-4o-mini", tpm),
+			TPM: tpm, RPM: models.DefaultRPM("gpt-4o-mini", tpm),
 			Region: []string{"eastus", "swedencentral", "westus"}[i], Reply: "heuristic",
 		})
 	}

@@ -387,7 +387,7 @@ func allowances(ctx context.Context, o Options, cfgFile string) (map[string]floa
 		return nil, err
 	}
 	defer store.Close()
-	cs, ok := store.(budget.Calibrator)
+	cs, ok := store.Calibrator()
 	if !ok {
 		return nil, nil
 	}

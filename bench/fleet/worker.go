@@ -128,7 +128,7 @@ func RunWorker(ctx context.Context, spec WorkerSpec) (WorkerResult, error) {
 }
 
 // headroomCaller places every call through the router.
-func headroomCaller(store budget.Store, spec WorkerSpec, window time.Duration) (func(context.Context, *rand.Rand, kind) error, error) {
+func headroomCaller(store *budget.Store, spec WorkerSpec, window time.Duration) (func(context.Context, *rand.Rand, kind) error, error) {
 	cfg := &budget.Config{Margin: spec.Margin, Window: window}
 	for _, d := range spec.Deployments {
 		cfg.Deployments = append(cfg.Deployments, budget.Deployment{
@@ -155,7 +155,7 @@ func headroomCaller(store budget.Store, spec WorkerSpec, window time.Duration) (
 
 // baselineCaller sends calls as the common strategies do: pick a
 // deployment, send, and on a 429 wait its Retry-After and pick again.
-func baselineCaller(rdb redis.UniversalClient, store budget.Store, spec WorkerSpec, window time.Duration) (func(context.Context, *rand.Rand, kind) error, error) {
+func baselineCaller(rdb redis.UniversalClient, store *budget.Store, spec WorkerSpec, window time.Duration) (func(context.Context, *rand.Rand, kind) error, error) {
 	client := openai.NewClient(
 		azure.WithEndpoint(spec.Endpoint, budget.DefaultAPIVersion),
 		azure.WithAPIKey("fleet"),

@@ -38,7 +38,7 @@ var limits = budget.Limits{Tokens: 1 << 50, Requests: 1 << 50, Margin: 1}
 
 // Run drives s from clients goroutines for d, each looping reserve then
 // settle on one deployment, and reports the cycles' rate and latency.
-func Run(ctx context.Context, s budget.Store, clients int, d time.Duration) Row {
+func Run(ctx context.Context, s *budget.Store, clients int, d time.Duration) Row {
 	lat := make([][]time.Duration, clients)
 	errs := make([]int, clients)
 	deadline := time.Now().Add(d)

@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"github.com/headroom-agent/headroom/budget"
+	"github.com/headroom-agent/headroom/budget/models"
 )
 
 // Defaults of Options.
@@ -259,7 +260,7 @@ func calibrate(ctx context.Context, d budget.Deployment, o Options) Result {
 // inside the deployment's 1 s and 10 s request windows (scaled with a
 // compressed window), with 5% to spare.
 func spacing(d budget.Deployment, window time.Duration) time.Duration {
-	rpm := cmp.Or(d.QuotaRPM, d.RPM, budget.DefaultRPM(d.Model, d.TPM))
+	rpm := cmp.Or(d.QuotaRPM, d.RPM, models.DefaultRPM(d.Model, d.TPM))
 	one := window / 60 / time.Duration(max(1, rpm/60))
 	ten := window / 6 / time.Duration(max(1, rpm/6))
 	return max(one, ten) * 105 / 100

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/text/message"
 
 	"github.com/headroom-agent/headroom/budget"
+	"github.com/headroom-agent/headroom/budget/models"
 	"github.com/headroom-agent/headroom/config"
 )
 
@@ -140,17 +141,17 @@ func (c *checker) poolVersions() {
 }
 
 // rpmRatios: Azure sells quota in units that bundle requests with
-// tokens (budget/quota.go), so an rpm the tpm does not carry is a typo or a
+// tokens (budget/models), so an rpm the tpm does not carry is a typo or a
 // misunderstanding. Above the unit, the router admits requests Azure will
 // refuse on its 1 s and 10 s windows; below it, the requests are left
 // unused.
 func (c *checker) rpmRatios() {
 	for _, d := range c.all() {
-		info, known := budget.LookupModel(d.Model)
+		info, known := models.Lookup(d.Model)
 		if !known || !publishedUnit(info) {
 			continue // nothing to compare with: the rpm is the user's to state
 		}
-		want := budget.DefaultRPM(d.Model, d.TPM)
+		want := models.DefaultRPM(d.Model, d.TPM)
 		unit := fmt.Sprintf("%s RPM per %s TPM", num(info.RPM), num(info.TPM))
 		switch {
 		case d.RPM > want:
@@ -172,8 +173,8 @@ func (c *checker) rpmRatios() {
 // is Azure's own. The table gives the gpt-5 reasoning models the chat
 // models' unit for want of a published one, which an explicit rpm rightly
 // overrides.
-func publishedUnit(m budget.ModelInfo) bool {
-	return !(m.Family == budget.Reasoning && m.RPM*1000 == 6*m.TPM)
+func publishedUnit(m models.Info) bool {
+	return !(m.Family == models.Reasoning && m.RPM*1000 == 6*m.TPM)
 }
 
 // globalStandard: a Global Standard deployment is a quota pool apart from
@@ -269,7 +270,7 @@ func (c *checker) fallback(pool string, types []string, fb, primary []*budget.De
 	}
 	figures := fmt.Sprintf("%s has %s TPM and %s RPM against the default pool's %s TPM and %s RPM: it can absorb about %s of the primary's full load.",
 		who, num(ftpm), num(frpm), num(ptpm), num(prpm), pct(cover))
-	if fb[0].Family == budget.Reasoning && primary[0].Family != budget.Reasoning {
+	if fb[0].Family == models.Reasoning && primary[0].Family != models.Reasoning {
 		figures += " Its calls also reserve a reasoning allowance inside their cap, so it serves fewer calls per TPM than the primary."
 	}
 	sev := func(s Severity) Severity {

@@ -98,7 +98,8 @@ func view() metrics.View {
 	return metrics.View{
 		Dashboard: budget.Dashboard{
 			At: time.UnixMilli(1764590400000), Spread: 0.4, ReservedTokens: 60000, Agents: 12,
-			Shed: map[budget.Class]int64{budget.Background: 3},
+			Shed:  map[budget.Class]int64{budget.Background: 3},
+			Store: map[string]budget.StoreOpStats{"reserve": {Calls: 9, AskedAgain: 2}, "settle": {Calls: 8, Unavailable: 1, Queued: 1}},
 			Deployments: []budget.DeploymentView{
 				{Name: "east", ConfiguredTPM: 100000, EffectiveTPM: 80000, RPM: 600, Reserved: 40000, ReservedFraction: 0.5,
 					TokenUtilisation: 0.4, RequestUtilisation: 0.2, BreakerOpen: true,
@@ -276,6 +277,9 @@ func TestPrometheusSeriesPerDeployment(t *testing.T) {
 		`headroom_breaker_open{deployment="east"} 1`,
 		`headroom_store_writes_failed_total{deployment="east",write="open_breaker"} 1`,
 		`headroom_store_writes_failed_total{deployment="west",write="settle"} 0`,
+		`headroom_store_calls_total{op="reserve"} 9`,
+		`headroom_store_asked_again_total{op="reserve"} 2`,
+		`headroom_store_unavailable_total{op="settle"} 1`,
 		`headroom_active_agents 12`,
 		`headroom_headroom_spread_ratio 0.4`,
 		`headroom_shed_total{priority="background"} 3`,

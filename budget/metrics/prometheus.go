@@ -39,6 +39,9 @@ var (
 	descFleetReserved = prometheus.NewDesc("headroom_fleet_reserved_tokens", "Tokens the fleet holds this window, over every deployment.", nil, nil)
 	descAgents        = prometheus.NewDesc("headroom_active_agents", "The fleet's agents alive, by the store's census.", nil, nil)
 	descWritesFailed  = prometheus.NewDesc("headroom_store_writes_failed_total", "Writes after a call (settle, cancel, open_breaker, effective_limit, absorb) the store did not take though asked again, by deployment and write: a breaker the fleet never saw, a reservation held to its window's end.", []string{"deployment", "write"}, nil)
+	descStoreCalls    = prometheus.NewDesc("headroom_store_calls_total", "Calls this process made to the budget store, by operation (reserve, settle, cancel, usage, ...), however often each asked.", []string{"op"}, nil)
+	descStoreAgain    = prometheus.NewDesc("headroom_store_asked_again_total", "Asks after a store call's first, by operation: the store did not answer in time, or refused the connection.", []string{"op"}, nil)
+	descStoreDown     = prometheus.NewDesc("headroom_store_unavailable_total", "Store calls that ended without the store's answer though asked again, by operation.", []string{"op"}, nil)
 	descShed          = prometheus.NewDesc("headroom_shed_total", "Calls this process shed for want of budget in time, by priority class.", []string{"priority"}, nil)
 	descModelRatio    = prometheus.NewDesc("headroom_model_estimate_ratio", "What Azure is seen to charge over what headroom reserves, learned by the fleet (1 until learned).", dep, nil)
 	descModelMargin   = prometheus.NewDesc("headroom_model_margin_ratio", "Share of the deployment's limit, as headroom counts it, reservations may use: the safety share kept back, divided by the estimate ratio.", dep, nil)
@@ -57,6 +60,7 @@ var (
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descReserved, descReservedRatio, descLimit, descRPM, descUtil, descRequests, descBreaker,
 		descLimited, descFleetLimited, descAnswered, descSpread, descFleetReserved, descAgents, descShed, descWritesFailed,
+		descStoreCalls, descStoreAgain, descStoreDown,
 		descModelRatio, descModelMargin, descModelSafety, descModelPacing,
 		descTypeCalls, descTypeReserved, descTypeUsed, descTypeError, descTypeAnswers,
 		descLearnedHits, descLearnedMisses, descLearnedHeals} {
@@ -113,6 +117,11 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	for _, cl := range classes {
 		n(descShed, float64(v.Shed[cl.c]), cl.name)
+	}
+	for op, st := range v.Store {
+		n(descStoreCalls, float64(st.Calls), op)
+		n(descStoreAgain, float64(st.AskedAgain), op)
+		n(descStoreDown, float64(st.Unavailable), op)
 	}
 	for _, t := range v.Types {
 		n(descTypeCalls, float64(t.Calls), t.Name)

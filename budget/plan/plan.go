@@ -15,6 +15,7 @@ import (
 	"sort"
 
 	"github.com/headroom-agent/headroom/budget"
+	"github.com/headroom-agent/headroom/budget/models"
 )
 
 // DefaultFlatCap is the max_tokens compared with: the one in the sample
@@ -59,7 +60,7 @@ func BudgetOf(c *budget.Config) (Budget, error) {
 			key, tpm, rpm = d.Name, d.TPM, d.RPM
 		}
 		if rpm == 0 {
-			rpm = budget.DefaultRPM(d.Model, tpm)
+			rpm = models.DefaultRPM(d.Model, tpm)
 		}
 		i, ok := at[key]
 		if !ok {
@@ -68,7 +69,7 @@ func BudgetOf(c *budget.Config) (Budget, error) {
 			i = len(b.Quotas) - 1
 		}
 		b.Quotas[i].Deployments = append(b.Quotas[i].Deployments, d.Name)
-		if info, _ := budget.ModelFamily(d.Model, d.Family); info.Family == budget.Reasoning {
+		if info, _ := models.Resolve(d.Model, d.Family); info.Family == models.Reasoning {
 			b.ReasoningModels = true
 		}
 	}

@@ -12,10 +12,10 @@ import (
 	"github.com/headroom-agent/headroom/budget"
 )
 
-var _ budget.Calibrator = (*Store)(nil)
+var _ budget.Calibrator = (*Driver)(nil)
 
 // calKey holds a deployment's calibration as JSON, beside its windows.
-func (s *Store) calKey(deployment string) string { return s.tag(deployment) + ":cal" }
+func (s *Driver) calKey(deployment string) string { return s.tag(deployment) + ":cal" }
 
 // calibrationTTL forgets what was learned of a deployment nobody has
 // called for this many windows: the model falls back to its cautious
@@ -29,7 +29,7 @@ const calibrationTTL = 60
 // The retries are bounded by time, not by count: on a loaded machine a
 // writer can lose many rounds in a row, and its reading is still worth
 // keeping for a while.
-func (s *Store) UpdateCalibration(ctx context.Context, deployment string, f func(budget.Calibration) budget.Calibration) (budget.Calibration, error) {
+func (s *Driver) UpdateCalibration(ctx context.Context, deployment string, f func(budget.Calibration) budget.Calibration) (budget.Calibration, error) {
 	if deployment == "" {
 		return budget.Calibration{}, errors.New("redisstore: a calibration needs its deployment")
 	}
@@ -85,7 +85,7 @@ func backOff(ctx context.Context, try int) error {
 }
 
 // Calibrations reads every deployment's calibration in one pipeline.
-func (s *Store) Calibrations(ctx context.Context, deployments ...string) ([]budget.Calibration, error) {
+func (s *Driver) Calibrations(ctx context.Context, deployments ...string) ([]budget.Calibration, error) {
 	cmds := make([]*redis.StringCmd, len(deployments))
 	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, d := range deployments {

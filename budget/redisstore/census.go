@@ -11,15 +11,15 @@ import (
 	"github.com/headroom-agent/headroom/budget"
 )
 
-var _ budget.Census = (*Store)(nil)
+var _ budget.Census = (*Driver)(nil)
 
 // The census's causes, in the order census429.lua returns them.
 var causes = []budget.Cause{budget.CauseTokens, budget.CauseRequests, budget.CauseAdjustment, budget.CauseUnknown}
 
 // agentsKey holds the fleet's agents, under a hash tag of its own.
-func (s *Store) agentsKey() string { return "{" + s.prefix + ":fleet}:agents" }
+func (s *Driver) agentsKey() string { return "{" + s.prefix + ":fleet}:agents" }
 
-func (s *Store) Checkin(ctx context.Context, agent string, ttl time.Duration) error {
+func (s *Driver) Checkin(ctx context.Context, agent string, ttl time.Duration) error {
 	if agent == "" || ttl <= 0 {
 		return errors.New("redisstore: a check-in needs an agent and a time to live")
 	}
@@ -27,11 +27,11 @@ func (s *Store) Checkin(ctx context.Context, agent string, ttl time.Duration) er
 	return wrap(ctx, "checkin", err)
 }
 
-func (s *Store) Checkout(ctx context.Context, agent string) error {
+func (s *Driver) Checkout(ctx context.Context, agent string) error {
 	return wrap(ctx, "checkout", s.rdb.ZRem(ctx, s.agentsKey(), agent).Err())
 }
 
-func (s *Store) Count429(ctx context.Context, deployment string, cause budget.Cause) error {
+func (s *Driver) Count429(ctx context.Context, deployment string, cause budget.Cause) error {
 	if deployment == "" {
 		return errors.New("redisstore: a 429 needs its deployment")
 	}
@@ -50,7 +50,7 @@ func (s *Store) Count429(ctx context.Context, deployment string, cause budget.Ca
 // CountLostWrites adds n to the deployment's count of lost writes, a
 // counter of its own beside its 429s, kept budget.LostWritesKept after
 // the last added.
-func (s *Store) CountLostWrites(ctx context.Context, deployment string, n int64) error {
+func (s *Driver) CountLostWrites(ctx context.Context, deployment string, n int64) error {
 	if deployment == "" || n <= 0 {
 		return errors.New("redisstore: lost writes need their deployment and a count above 0")
 	}
@@ -64,11 +64,11 @@ func (s *Store) CountLostWrites(ctx context.Context, deployment string, n int64)
 }
 
 // lostKey holds a deployment's count of lost writes, in its hash slot.
-func (s *Store) lostKey(deployment string) string { return s.tag(deployment) + ":lost" }
+func (s *Driver) lostKey(deployment string) string { return s.tag(deployment) + ":lost" }
 
 // Count reads the agents and every deployment's 429s in one pipeline (one
 // round trip per node on a cluster).
-func (s *Store) Count(ctx context.Context, deployments ...string) (budget.Count, error) {
+func (s *Driver) Count(ctx context.Context, deployments ...string) (budget.Count, error) {
 	var lost []*redis.StringCmd // each deployment's lost writes
 	run := func(eval bool) (*redis.Cmd, []*redis.Cmd, error) {
 		script := func(sc *redis.Script, p redis.Pipeliner, keys []string, args ...any) *redis.Cmd {

@@ -17,12 +17,12 @@ func init() {
 	}
 }
 
-func open(ctx context.Context, url string, o budget.StoreOptions) (budget.Store, error) {
+func open(ctx context.Context, url string, o budget.StoreOptions) (budget.Driver, error) {
 	rdb, err := Dial(url, 0)
 	if err != nil {
 		return nil, err
 	}
-	s, err := New(ctx, Options{Client: rdb, Window: o.Window, Policy: o.Policy, Prefix: o.Prefix})
+	s, err := NewDriver(ctx, Options{Client: rdb, Window: o.Window, Policy: o.Policy, Prefix: o.Prefix})
 	if err != nil {
 		rdb.Close()
 		return nil, fmt.Errorf("budget store at %s: %w", Redact(url), err)

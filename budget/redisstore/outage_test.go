@@ -13,7 +13,7 @@ import (
 	"github.com/headroom-agent/headroom/internal/redistest"
 )
 
-func ownServer(t *testing.T) (*redistest.Server, *Store) {
+func ownServer(t *testing.T) (*redistest.Server, *Driver) {
 	t.Helper()
 	srv, err := redistest.Start()
 	if err != nil {
@@ -24,7 +24,7 @@ func ownServer(t *testing.T) (*redistest.Server, *Store) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := New(context.Background(), Options{Client: rdb})
+	s, err := NewDriver(context.Background(), Options{Client: rdb})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,13 +33,13 @@ func ownServer(t *testing.T) (*redistest.Server, *Store) {
 }
 
 // unavailable asserts that every call fails fast with the typed error.
-func unavailable(t *testing.T, s *Store, r budget.Reservation) {
+func unavailable(t *testing.T, s *Driver, r budget.Reservation) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	lim := budget.Limits{Tokens: 1000, Requests: 600}
 	start := time.Now()
-	_, err := s.Reserve(ctx, "", "d", budget.Cost{Tokens: 1}, lim)
+	_, err := s.Reserve(ctx, budget.NewID(), "d", budget.Cost{Tokens: 1}, lim)
 	var se *budget.StoreError
 	if !errors.Is(err, budget.ErrUnavailable) || !errors.As(err, &se) || se.Op != "reserve" {
 		t.Errorf("Reserve with Redis gone = %v, want a StoreError wrapping ErrUnavailable", err)
@@ -69,7 +69,7 @@ func unavailable(t *testing.T, s *Store, r budget.Reservation) {
 
 func TestRedisKilledMidRun(t *testing.T) {
 	srv, s := ownServer(t)
-	r, err := s.Reserve(context.Background(), "", "d", budget.Cost{Tokens: 1}, budget.Limits{Tokens: 1000, Requests: 600})
+	r, err := s.Reserve(context.Background(), budget.NewID(), "d", budget.Cost{Tokens: 1}, budget.Limits{Tokens: 1000, Requests: 600})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +79,7 @@ func TestRedisKilledMidRun(t *testing.T) {
 
 func TestRedisTooSlowIsUnavailable(t *testing.T) {
 	srv, s := ownServer(t)
-	r, err := s.Reserve(context.Background(), "", "d", budget.Cost{Tokens: 1}, budget.Limits{Tokens: 1000, Requests: 600})
+	r, err := s.Reserve(context.Background(), budget.NewID(), "d", budget.Cost{Tokens: 1}, budget.Limits{Tokens: 1000, Requests: 600})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +96,7 @@ end
 return 1`, nil)
 	time.Sleep(50 * time.Millisecond)
 	start := time.Now()
-	_, err = s.Reserve(context.Background(), "", "d", budget.Cost{Tokens: 1}, budget.Limits{Tokens: 1000, Requests: 600})
+	_, err = s.Reserve(context.Background(), budget.NewID(), "d", budget.Cost{Tokens: 1}, budget.Limits{Tokens: 1000, Requests: 600})
 	if !errors.Is(err, budget.ErrUnavailable) {
 		t.Errorf("Reserve on a stalled server = %v", err)
 	}
@@ -117,7 +117,7 @@ func TestScriptCacheFlushed(t *testing.T) {
 		t.Errorf("Usage after SCRIPT FLUSH: %v", err)
 	}
 	other.ScriptFlush(context.Background())
-	if _, err := s.Reserve(context.Background(), "", "d", budget.Cost{Tokens: 1}, budget.Limits{Tokens: 1000, Requests: 600}); err != nil {
+	if _, err := s.Reserve(context.Background(), budget.NewID(), "d", budget.Cost{Tokens: 1}, budget.Limits{Tokens: 1000, Requests: 600}); err != nil {
 		t.Errorf("Reserve after SCRIPT FLUSH: %v", err)
 	}
 }
@@ -135,7 +135,7 @@ func TestRedactURL(t *testing.T) {
 func TestCloseReportsTheSettlesItCouldNotSend(t *testing.T) {
 	srv, s := ownServer(t)
 	ctx := context.Background()
-	r, err := s.Reserve(ctx, "", "d", budget.Cost{Tokens: 10}, budget.Limits{Tokens: 1000, Requests: 600})
+	r, err := s.Reserve(ctx, budget.NewID(), "d", budget.Cost{Tokens: 10}, budget.Limits{Tokens: 1000, Requests: 600})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -53,7 +53,7 @@ var (
 	censusAgentsScript = redis.NewScript(censusAgentsSrc)
 )
 
-// Options configure a Store. The zero value works with Client set.
+// Options configure a store. The zero value works with Client set.
 type Options struct {
 	// Client is the connection; see Dial for one with the right timeouts.
 	Client redis.UniversalClient
@@ -68,8 +68,10 @@ type Options struct {
 	Patience time.Duration
 }
 
-// Store is the Redis driver of budget.Store.
-type Store struct {
+// Driver is the Redis driver beneath a budget.Store: each deployment's
+// counters under one hash tag, changed by Lua scripts, so a reservation
+// is one atomic round trip whichever process makes it.
+type Driver struct {
 	rdb      redis.UniversalClient
 	prefix   string
 	window   time.Duration
@@ -82,7 +84,7 @@ type Store struct {
 	lastFail atomic.Pointer[failure]
 }
 
-var _ budget.Store = (*Store)(nil)
+var _ budget.Driver = (*Driver)(nil)
 
 // DefaultTimeout bounds every call to Redis: a budget that cannot answer
 // in this long is treated as unavailable rather than waited on.
@@ -189,12 +191,22 @@ func Redact(u string) string {
 	return u[:scheme+3] + "…" + u[at:]
 }
 
-// New returns a Store on o.Client and loads its scripts.
-func New(ctx context.Context, o Options) (*Store, error) {
+// New returns a budget.Store on o.Client, its scripts loaded.
+func New(ctx context.Context, o Options) (*budget.Store, error) {
+	d, err := NewDriver(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	return budget.NewStore(d), nil
+}
+
+// NewDriver returns the driver New puts beneath its store, for a caller
+// that needs the driver's own methods (Footprint, ReserveCall).
+func NewDriver(ctx context.Context, o Options) (*Driver, error) {
 	if o.Client == nil {
 		return nil, errors.New("redisstore: Options.Client is nil")
 	}
-	s := &Store{rdb: o.Client, prefix: o.Prefix, window: o.Window, policy: o.Policy}
+	s := &Driver{rdb: o.Client, prefix: o.Prefix, window: o.Window, policy: o.Policy}
 	if s.prefix == "" {
 		s.prefix = "hr"
 	}
@@ -251,7 +263,7 @@ var scripts = []struct {
 // load puts the scripts in the server's script cache. On a cluster each
 // EVALSHA runs on the node owning its keys, so every node needs them
 // (replicas too, as one may be promoted): one pipeline per node.
-func (s *Store) load(ctx context.Context) error {
+func (s *Driver) load(ctx context.Context) error {
 	if c, ok := s.rdb.(*redis.ClusterClient); ok {
 		err := c.ForEachShard(ctx, func(ctx context.Context, node *redis.Client) error {
 			_, err := node.Pipelined(ctx, func(p redis.Pipeliner) error {
@@ -274,12 +286,12 @@ func (s *Store) load(ctx context.Context) error {
 	return wrap(ctx, "load scripts", err)
 }
 
-func (s *Store) Window() time.Duration { return s.window }
+func (s *Driver) Window() time.Duration { return s.window }
 
 // Flush waits until the settles queued so far are written, and returns
 // what could not be: the settles given up on since the last Flush, and
 // a store failing now.
-func (s *Store) Flush(ctx context.Context) error {
+func (s *Driver) Flush(ctx context.Context) error {
 	if err := s.finishes.flush(ctx); err != nil {
 		return errors.Join(storeError("flush", err), s.lost.take())
 	}
@@ -289,7 +301,7 @@ func (s *Store) Flush(ctx context.Context) error {
 // Close sends the settles still queued (for up to a second), closes the
 // client, and returns what it could not send: the settles given up on,
 // those still queued, the client's own error.
-func (s *Store) Close() error {
+func (s *Driver) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	var queued error
@@ -300,19 +312,13 @@ func (s *Store) Close() error {
 }
 
 // keys of one deployment, all under one hash tag.
-func (s *Store) tag(deployment string) string {
+func (s *Driver) tag(deployment string) string {
 	return "{" + s.prefix + ":" + deployment + "}"
 }
 
-func (s *Store) Reserve(ctx context.Context, id, deployment string, cost budget.Cost, lim budget.Limits) (budget.Reservation, error) {
-	if err := budget.Validate(deployment, cost, lim); err != nil {
-		return budget.Reservation{}, err
-	}
+func (s *Driver) Reserve(ctx context.Context, id, deployment string, cost budget.Cost, lim budget.Limits) (budget.Reservation, error) {
 	if err := ctx.Err(); err != nil {
 		return budget.Reservation{}, err
-	}
-	if id == "" {
-		id = budget.NewID()
 	}
 	it := &reserveItem{id: id, cost: cost, lim: lim}
 	ran, abandoned := s.reserves.get(deployment).do(ctx, it)
@@ -339,7 +345,7 @@ type reserveItem struct {
 }
 
 // runReserves sends one batch of reservations on deployment.
-func (s *Store) runReserves(deployment string) func(context.Context, []*reserveItem) {
+func (s *Driver) runReserves(deployment string) func(context.Context, []*reserveItem) {
 	tag := s.tag(deployment)
 	return func(ctx context.Context, items []*reserveItem) {
 		keys := []string{tag + ":w", tag + ":eff", tag + ":open", tag + ":recs:0", tag + ":recs:1"}
@@ -394,7 +400,7 @@ func parseReserve(deployment, id string, reply any) (budget.Reservation, error) 
 // reservation Reserve would make with the same arguments, for driving the
 // same script from another tool (redis-benchmark) side by side with this
 // client.
-func (s *Store) ReserveCall(id, deployment string, cost budget.Cost, lim budget.Limits) (sha string, keys, args []string) {
+func (s *Driver) ReserveCall(id, deployment string, cost budget.Cost, lim budget.Limits) (sha string, keys, args []string) {
 	tag := s.tag(deployment)
 	keys = []string{tag + ":w", tag + ":eff", tag + ":open", tag + ":recs:0", tag + ":recs:1"}
 	args = []string{fmt.Sprint(s.window.Milliseconds()), id, fmt.Sprint(cost.Tokens), fmt.Sprint(max(1, cost.Requests)),
@@ -408,15 +414,12 @@ func (s *Store) ReserveCall(id, deployment string, cost budget.Cost, lim budget.
 // not two. Flush waits for them, and Close sends what is left. A settle that is lost (the store went away)
 // errs on the side of caution: the estimate stays charged until its window
 // ends. Settle returns an error only when the store is known to be down.
-func (s *Store) Settle(ctx context.Context, r budget.Reservation, actual int64) error {
-	if r.ID == "" || r.Deployment == "" {
-		return errors.New("redisstore: settle: the reservation has no id or deployment")
-	}
+func (s *Driver) Settle(ctx context.Context, r budget.Reservation, actual int64) error {
 	// Queued even when the store is failing: it is sent again until the
 	// store answers or Patience runs out. The error says it is failing,
 	// and that the settle is kept; one the queue gives up on is reported
 	// by Flush and Close.
-	s.finishes.get(r.Deployment).post(&finishItem{id: r.ID, window: r.Window, actual: max(0, actual)})
+	s.finishes.get(r.Deployment).post(&finishItem{id: r.ID, window: r.Window, actual: actual})
 	if err := s.down("settle"); err != nil {
 		var se *budget.StoreError
 		if errors.As(err, &se) {
@@ -429,10 +432,7 @@ func (s *Store) Settle(ctx context.Context, r budget.Reservation, actual int64) 
 
 // Cancel is sent at once and waited for: the room it gives back may be
 // what another caller is waiting for.
-func (s *Store) Cancel(ctx context.Context, r budget.Reservation) error {
-	if r.ID == "" || r.Deployment == "" {
-		return errors.New("redisstore: cancel: the reservation has no id or deployment")
-	}
+func (s *Driver) Cancel(ctx context.Context, r budget.Reservation) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -456,7 +456,7 @@ type finishItem struct {
 
 // failed remembers when the store last failed to serve, so that calls
 // that do not wait for it (Settle) can still report it is down.
-func (s *Store) failed(err error) {
+func (s *Driver) failed(err error) {
 	if err == nil {
 		s.lastFail.Store(nil)
 		return
@@ -470,7 +470,7 @@ type failure struct {
 }
 
 // down returns a StoreError when the store failed within the last second.
-func (s *Store) down(op string) error {
+func (s *Driver) down(op string) error {
 	if f := s.lastFail.Load(); f != nil && time.Since(f.at) < time.Second {
 		return &budget.StoreError{Op: op, Err: f.err}
 	}
@@ -478,7 +478,7 @@ func (s *Store) down(op string) error {
 }
 
 // runFinishes sends one batch of settles and cancels on deployment.
-func (s *Store) runFinishes(deployment string) func(context.Context, []*finishItem) {
+func (s *Driver) runFinishes(deployment string) func(context.Context, []*finishItem) {
 	tag := s.tag(deployment)
 	return func(_ context.Context, items []*finishItem) {
 		keys := []string{tag + ":w", tag + ":recs:0", tag + ":recs:1"}
@@ -514,23 +514,17 @@ func (s *Store) runFinishes(deployment string) func(context.Context, []*finishIt
 	}
 }
 
-func (s *Store) Absorb(ctx context.Context, deployment string, tokens, requests int64) error {
-	if tokens < 0 || requests < 0 {
-		return fmt.Errorf("redisstore: absorb on %s: negative amounts", deployment)
-	}
+func (s *Driver) Absorb(ctx context.Context, deployment string, tokens, requests int64) error {
 	err := absorbScript.Run(ctx, s.rdb, []string{s.tag(deployment) + ":w"}, s.window.Milliseconds(), tokens, requests).Err()
 	return wrap(ctx, "absorb", err)
 }
 
-func (s *Store) SetEffectiveLimit(ctx context.Context, deployment string, tokens int64, ttl time.Duration) error {
-	if tokens <= 0 || ttl <= 0 {
-		return nil
-	}
+func (s *Driver) SetEffectiveLimit(ctx context.Context, deployment string, tokens int64, ttl time.Duration) error {
 	return wrap(ctx, "set effective limit", s.rdb.Set(ctx, s.tag(deployment)+":eff", tokens, ttl).Err())
 }
 
-func (s *Store) OpenBreaker(ctx context.Context, deployment string, d time.Duration) (time.Time, error) {
-	v, err := breakerScript.Run(ctx, s.rdb, []string{s.tag(deployment) + ":open"}, max(0, d.Milliseconds())).Int64()
+func (s *Driver) OpenBreaker(ctx context.Context, deployment string, d time.Duration) (time.Time, error) {
+	v, err := breakerScript.Run(ctx, s.rdb, []string{s.tag(deployment) + ":open"}, d.Milliseconds()).Int64()
 	if err != nil {
 		return time.Time{}, wrap(ctx, "open breaker", err)
 	}
@@ -539,7 +533,7 @@ func (s *Store) OpenBreaker(ctx context.Context, deployment string, d time.Durat
 
 // Usage runs the read script for every deployment in one pipeline: one
 // round trip (one per node on a cluster).
-func (s *Store) Usage(ctx context.Context, deployments ...string) ([]budget.Usage, error) {
+func (s *Driver) Usage(ctx context.Context, deployments ...string) ([]budget.Usage, error) {
 	if len(deployments) == 0 {
 		return nil, nil
 	}
@@ -601,7 +595,7 @@ func (s *Store) Usage(ctx context.Context, deployments ...string) ([]budget.Usag
 
 // Footprint counts the keys a deployment holds; zero once it has been idle
 // for two windows.
-func (s *Store) Footprint(ctx context.Context, deployment string) (int, error) {
+func (s *Driver) Footprint(ctx context.Context, deployment string) (int, error) {
 	tag := s.tag(deployment)
 	var node redis.Cmdable = s.rdb
 	if c, ok := s.rdb.(*redis.ClusterClient); ok {

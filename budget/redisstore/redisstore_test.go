@@ -12,13 +12,13 @@ import (
 
 type harness struct{ url string }
 
-func (h harness) open(t *testing.T, prefix string, window time.Duration, policy budget.Policy) *Store {
+func (h harness) open(t *testing.T, prefix string, window time.Duration, policy budget.Policy) *Driver {
 	t.Helper()
 	rdb, err := Dial(h.url, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := New(context.Background(), Options{Client: rdb, Prefix: prefix, Window: window, Policy: policy})
+	s, err := NewDriver(context.Background(), Options{Client: rdb, Prefix: prefix, Window: window, Policy: policy})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,17 +26,17 @@ func (h harness) open(t *testing.T, prefix string, window time.Duration, policy 
 	return s
 }
 
-func (h harness) MakeStore(t *testing.T, window time.Duration, policy budget.Policy) budget.Store {
+func (h harness) MakeDriver(t *testing.T, window time.Duration, policy budget.Policy) budget.Driver {
 	return h.open(t, "test:"+budget.NewID(), window, policy)
 }
 
-func (h harness) Reopen(t *testing.T, s budget.Store) budget.Store {
-	rs := s.(*Store)
+func (h harness) Reopen(t *testing.T, d budget.Driver) budget.Driver {
+	rs := d.(*Driver)
 	return h.open(t, rs.prefix, rs.window, rs.policy)
 }
 
-func (h harness) Footprint(t *testing.T, s budget.Store, deployment string) int {
-	n, err := s.(*Store).Footprint(context.Background(), deployment)
+func (h harness) Footprint(t *testing.T, d budget.Driver, deployment string) int {
+	n, err := d.(*Driver).Footprint(context.Background(), deployment)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -44,7 +44,7 @@ func nodeClients(t *testing.T, c *redistest.Cluster) []*redis.Client {
 // spreadDeployments returns deployment names whose tags under prefix fall
 // on every master of the cluster, one per master, by the slot map the
 // nodes themselves report.
-func spreadDeployments(t *testing.T, nodes []*redis.Client, s *Store) []string {
+func spreadDeployments(t *testing.T, nodes []*redis.Client, s *Driver) []string {
 	t.Helper()
 	ctx := context.Background()
 	//lint:ignore SA1019 CLUSTER SHARDS needs Redis 7; distributions still ship 6.
@@ -109,7 +109,7 @@ func TestClusterSpreadsDeploymentsOverMasters(t *testing.T) {
 	deps := spreadDeployments(t, nodes, s)
 	lim := budget.Limits{Tokens: 100000, Requests: 600}
 	for i, d := range deps {
-		r, err := s.Reserve(ctx, "", d, budget.Cost{Tokens: int64(100 * (i + 1))}, lim)
+		r, err := s.Reserve(ctx, budget.NewID(), d, budget.Cost{Tokens: int64(100 * (i + 1))}, lim)
 		if err != nil {
 			t.Fatalf("Reserve on %s: %v", d, err)
 		}
@@ -196,7 +196,7 @@ func TestClusterScriptsOnEveryNode(t *testing.T) {
 	deps := spreadDeployments(t, nodes, s)
 	lim := budget.Limits{Tokens: 100000, Requests: 600}
 	for _, d := range deps {
-		if _, err := s.Reserve(ctx, "", d, budget.Cost{Tokens: 7}, lim); err != nil {
+		if _, err := s.Reserve(ctx, budget.NewID(), d, budget.Cost{Tokens: 7}, lim); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -222,7 +222,7 @@ func TestClusterScriptsOnEveryNode(t *testing.T) {
 		n.ScriptFlush(ctx)
 	}
 	for _, d := range deps {
-		if _, err := s.Reserve(ctx, "", d, budget.Cost{Tokens: 1}, lim); err != nil {
+		if _, err := s.Reserve(ctx, budget.NewID(), d, budget.Cost{Tokens: 1}, lim); err != nil {
 			t.Errorf("Reserve on %s after SCRIPT FLUSH: %v", d, err)
 		}
 	}
@@ -360,7 +360,7 @@ func TestFootprintOfPatternNames(t *testing.T) {
 			ctx := context.Background()
 			deps := []string{"x", "x*", "x?", "x[ab]", `x\`}
 			for _, d := range deps {
-				if _, err := s.Reserve(ctx, "", d, budget.Cost{Tokens: 1}, budget.Limits{Tokens: 10, Requests: 600}); err != nil {
+				if _, err := s.Reserve(ctx, budget.NewID(), d, budget.Cost{Tokens: 1}, budget.Limits{Tokens: 10, Requests: 600}); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -9,7 +9,7 @@ import (
 
 // BenchmarkReserveSettle measures reserve+settle cycles on one deployment
 // from parallel goroutines; limits never bind.
-func BenchmarkReserveSettle(b *testing.B, s budget.Store) {
+func BenchmarkReserveSettle(b *testing.B, s *budget.Store) {
 	lim := budget.Limits{Tokens: 1 << 50, Requests: 1 << 50, Margin: 1}
 	ctx := context.Background()
 	b.ReportAllocs()

@@ -11,8 +11,8 @@ import (
 // testHeld: a reservation says what the window held once it was admitted,
 // and how much of that was use absorbed from headers.
 func testHeld(t *testing.T, h Harness) {
-	s := h.MakeStore(t, time.Minute, budget.Hold)
-	other := h.Reopen(t, s)
+	s := makeStore(t, h, time.Minute, budget.Hold)
+	other := reopen(t, h, s)
 	clearOf(time.Minute, time.Second)
 	lim := budget.Limits{Tokens: 100000, Requests: 60000, Margin: 1}
 	if r := reserve(t, s, "d", 100, lim); r.Held != 100 {
@@ -30,12 +30,12 @@ func testHeld(t *testing.T, h Harness) {
 // handle, read many at once, and updated atomically under concurrent
 // writers (none of their updates is lost).
 func testCalibration(t *testing.T, h Harness) {
-	s := h.MakeStore(t, time.Minute, budget.Hold)
-	c, ok := s.(budget.Calibrator)
+	s := makeStore(t, h, time.Minute, budget.Hold)
+	c, ok := s.Calibrator()
 	if !ok {
 		t.Skip("the store keeps no calibration")
 	}
-	other := h.Reopen(t, s).(budget.Calibrator)
+	other, _ := reopen(t, h, s).Calibrator()
 	got, err := c.Calibrations(bg, "a", "b")
 	if err != nil || len(got) != 2 || got[0] != (budget.Calibration{}) || got[1] != (budget.Calibration{}) {
 		t.Fatalf("before anything was learned: %+v, %v; want two zero calibrations", got, err)

@@ -1,6 +1,6 @@
-// Package storetest is the conformance suite every budget.Store driver must
-// pass. A driver's test calls RunConformanceTests with a Harness that makes
-// its stores.
+// Package storetest is the conformance suite every budget.Driver must pass.
+// A driver's test calls RunConformanceTests with a Harness that makes its
+// drivers; the suite runs each through budget.Store, as callers use it.
 //
 // The suite runs against real time (a Redis store takes its clock from the
 // server), so it waits for window boundaries; windows are compressed to keep
@@ -10,6 +10,7 @@ package storetest
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -17,16 +18,32 @@ import (
 	"github.com/headroom-agent/headroom/budget"
 )
 
-// Harness makes stores for the suite.
+// Harness makes drivers for the suite.
 type Harness interface {
-	// MakeStore returns a store with the given window and policy and a
+	// MakeDriver returns a driver with the given window and policy and a
 	// namespace of its own, closed when the test ends.
-	MakeStore(t *testing.T, window time.Duration, policy budget.Policy) budget.Store
-	// Reopen returns another handle on the state s holds, as a second
+	MakeDriver(t *testing.T, window time.Duration, policy budget.Policy) budget.Driver
+	// Reopen returns another driver on the state d holds, as a second
 	// process would have.
-	Reopen(t *testing.T, s budget.Store) budget.Store
-	// Footprint counts what the store keeps for deployment.
-	Footprint(t *testing.T, s budget.Store, deployment string) int
+	Reopen(t *testing.T, d budget.Driver) budget.Driver
+	// Footprint counts what the driver keeps for deployment.
+	Footprint(t *testing.T, d budget.Driver, deployment string) int
+}
+
+// store is a Store under test and the driver beneath it.
+type store struct {
+	*budget.Store
+	d budget.Driver
+}
+
+func makeStore(t *testing.T, h Harness, window time.Duration, policy budget.Policy) store {
+	d := h.MakeDriver(t, window, policy)
+	return store{budget.NewStore(d), d}
+}
+
+func reopen(t *testing.T, h Harness, s store) store {
+	d := h.Reopen(t, s.d)
+	return store{budget.NewStore(d), d}
 }
 
 // RunConformanceTests runs the suite; its subtests run in parallel.
@@ -82,7 +99,7 @@ func clearOf(d, need time.Duration) {
 	}
 }
 
-func reserve(t *testing.T, s budget.Store, dep string, tokens int64, lim budget.Limits) budget.Reservation {
+func reserve(t *testing.T, s store, dep string, tokens int64, lim budget.Limits) budget.Reservation {
 	t.Helper()
 	r, err := s.Reserve(bg, "", dep, budget.Cost{Tokens: tokens}, lim)
 	if err != nil {
@@ -94,7 +111,7 @@ func reserve(t *testing.T, s budget.Store, dep string, tokens int64, lim budget.
 	return r
 }
 
-func refused(t *testing.T, s budget.Store, dep string, tokens int64, lim budget.Limits, want budget.Limit) *budget.Refusal {
+func refused(t *testing.T, s store, dep string, tokens int64, lim budget.Limits, want budget.Limit) *budget.Refusal {
 	t.Helper()
 	_, err := s.Reserve(bg, "", dep, budget.Cost{Tokens: tokens}, lim)
 	var ref *budget.Refusal
@@ -108,7 +125,7 @@ func refused(t *testing.T, s budget.Store, dep string, tokens int64, lim budget.
 }
 
 // usage reads a deployment's state after flushing what s settled.
-func usage(t *testing.T, s budget.Store, dep string) budget.Usage {
+func usage(t *testing.T, s store, dep string) budget.Usage {
 	t.Helper()
 	if err := s.Flush(bg); err != nil {
 		t.Fatalf("Flush: %v", err)
@@ -126,7 +143,7 @@ func wide(tokens int64, margin float64) budget.Limits {
 }
 
 func testTokens(t *testing.T, h Harness) {
-	s := h.MakeStore(t, time.Minute, budget.Hold)
+	s := makeStore(t, h, time.Minute, budget.Hold)
 	lim := wide(1000, 0.5) // a cap of 500
 	clearOf(time.Minute, 5*time.Second)
 	reserve(t, s, "d", 300, lim)
@@ -148,7 +165,7 @@ func testTokens(t *testing.T, h Harness) {
 }
 
 func testOneSecond(t *testing.T, h Harness) {
-	s := h.MakeStore(t, time.Minute, budget.Hold)
+	s := makeStore(t, h, time.Minute, budget.Hold)
 	lim := budget.Limits{Tokens: 1 << 30, Requests: 120} // 2 a second, 20 in ten
 	untilBoundary(time.Second)
 	reserve(t, s, "d", 1, lim)
@@ -166,7 +183,7 @@ func testOneSecond(t *testing.T, h Harness) {
 func testTenSeconds(t *testing.T, h Harness) {
 	// A 6 s window makes the request windows 100 ms and 1 s. 6 a window:
 	// one per 100 ms, but also only one per second.
-	s := h.MakeStore(t, 6*time.Second, budget.Hold)
+	s := makeStore(t, h, 6*time.Second, budget.Hold)
 	lim := budget.Limits{Tokens: 1 << 30, Requests: 6}
 	untilBoundary(time.Second)
 	reserve(t, s, "d", 1, lim)
@@ -179,7 +196,7 @@ func testTenSeconds(t *testing.T, h Harness) {
 
 func testRollOver(t *testing.T, h Harness) {
 	w := 600 * time.Millisecond
-	s := h.MakeStore(t, w, budget.Hold)
+	s := makeStore(t, h, w, budget.Hold)
 	lim := wide(100, 1)
 	clearOf(w, 150*time.Millisecond)
 	first := reserve(t, s, "d", 100, lim)
@@ -193,7 +210,7 @@ func testRollOver(t *testing.T, h Harness) {
 
 func testHold(t *testing.T, h Harness) {
 	w := 3 * time.Second
-	s := h.MakeStore(t, w, budget.Hold)
+	s := makeStore(t, h, w, budget.Hold)
 	clearOf(w, time.Second)
 	r := reserve(t, s, "d", 80, wide(100, 1))
 	if err := s.Settle(bg, r, 10); err != nil {
@@ -207,7 +224,7 @@ func testHold(t *testing.T, h Harness) {
 
 func testRefund(t *testing.T, h Harness) {
 	w := 3 * time.Second
-	s := h.MakeStore(t, w, budget.Refund)
+	s := makeStore(t, h, w, budget.Refund)
 	clearOf(w, time.Second)
 	r := reserve(t, s, "d", 80, wide(100, 1))
 	if err := s.Settle(bg, r, 10); err != nil {
@@ -229,7 +246,7 @@ func testRefund(t *testing.T, h Harness) {
 
 func testSettleAcrossBoundary(t *testing.T, h Harness) {
 	w := 600 * time.Millisecond
-	s := h.MakeStore(t, w, budget.Refund)
+	s := makeStore(t, h, w, budget.Refund)
 	lim := wide(100, 1)
 	clearOf(w, 200*time.Millisecond)
 	old := reserve(t, s, "d", 80, lim)
@@ -254,7 +271,7 @@ func testSettleAcrossBoundary(t *testing.T, h Harness) {
 }
 
 func testCancel(t *testing.T, h Harness) {
-	s := h.MakeStore(t, time.Minute, budget.Hold)
+	s := makeStore(t, h, time.Minute, budget.Hold)
 	clearOf(10*time.Second, 500*time.Millisecond) // the 10 s window holds still
 	lim := budget.Limits{Tokens: 100, Requests: 60000, Margin: 1}
 	keep := reserve(t, s, "d", 20, lim)
@@ -285,7 +302,7 @@ func testCancel(t *testing.T, h Harness) {
 }
 
 func testIdempotent(t *testing.T, h Harness) {
-	s := h.MakeStore(t, time.Minute, budget.Hold)
+	s := makeStore(t, h, time.Minute, budget.Hold)
 	clearOf(10*time.Second, 500*time.Millisecond) // the 10 s window holds still
 	lim := wide(100, 1)
 	id := budget.NewID()
@@ -314,7 +331,7 @@ func testIdempotent(t *testing.T, h Harness) {
 		t.Errorf("settled twice: %+v", u)
 	}
 	// Another handle (another process) sees the same reservation.
-	other := h.Reopen(t, s)
+	other := reopen(t, h, s)
 	c, err := other.Reserve(bg, id, "d", budget.Cost{Tokens: 60}, lim)
 	if err != nil || c.Window != a.Window {
 		t.Errorf("resend through another handle: %+v, %v", c, err)
@@ -323,18 +340,18 @@ func testIdempotent(t *testing.T, h Harness) {
 
 func testExpiry(t *testing.T, h Harness) {
 	w := 300 * time.Millisecond
-	s := h.MakeStore(t, w, budget.Hold)
+	s := makeStore(t, h, w, budget.Hold)
 	lim := wide(1000, 1)
 	settled := reserve(t, s, "d", 10, lim)
 	if err := s.Settle(bg, settled, 5); err != nil {
 		t.Fatal(err)
 	}
 	reserve(t, s, "d", 10, lim) // never settled: its process died
-	if n := h.Footprint(t, s, "d"); n == 0 {
+	if n := h.Footprint(t, s.d, "d"); n == 0 {
 		t.Fatal("nothing stored for a deployment with reservations")
 	}
 	time.Sleep(2*w + 50*time.Millisecond)
-	if n := h.Footprint(t, s, "d"); n != 0 {
+	if n := h.Footprint(t, s.d, "d"); n != 0 {
 		t.Errorf("%d entries left two windows later", n)
 	}
 	if u := usage(t, s, "d"); u.Reserved != 0 {
@@ -344,8 +361,8 @@ func testExpiry(t *testing.T, h Harness) {
 
 func testEffectiveLimit(t *testing.T, h Harness) {
 	w := 3 * time.Second
-	a := h.MakeStore(t, w, budget.Hold)
-	b := h.Reopen(t, a)
+	a := makeStore(t, h, w, budget.Hold)
+	b := reopen(t, h, a)
 	lim := wide(1000, 1)
 	clearOf(w, time.Second)
 	if err := a.SetEffectiveLimit(bg, "d", 500, 400*time.Millisecond); err != nil {
@@ -369,8 +386,8 @@ func testEffectiveLimit(t *testing.T, h Harness) {
 }
 
 func testBreaker(t *testing.T, h Harness) {
-	a := h.MakeStore(t, time.Minute, budget.Hold)
-	b := h.Reopen(t, a)
+	a := makeStore(t, h, time.Minute, budget.Hold)
+	b := reopen(t, h, a)
 	lim := wide(1000, 1)
 	until, err := a.OpenBreaker(bg, "d", 400*time.Millisecond)
 	if err != nil || until.IsZero() {
@@ -395,7 +412,7 @@ func testBreaker(t *testing.T, h Harness) {
 }
 
 func testUsage(t *testing.T, h Harness) {
-	s := h.MakeStore(t, time.Minute, budget.Hold)
+	s := makeStore(t, h, time.Minute, budget.Hold)
 	clearOf(10*time.Second, 500*time.Millisecond) // the 10 s window holds still
 	lim := wide(1000, 1)
 	reserve(t, s, "a", 100, lim)
@@ -414,7 +431,7 @@ func testUsage(t *testing.T, h Harness) {
 }
 
 func testBadArguments(t *testing.T, h Harness) {
-	s := h.MakeStore(t, time.Minute, budget.Hold)
+	s := makeStore(t, h, time.Minute, budget.Hold)
 	for _, c := range []struct {
 		dep  string
 		cost budget.Cost
@@ -436,11 +453,30 @@ func testBadArguments(t *testing.T, h Harness) {
 	if _, err := s.Reserve(ctx, "", "d", budget.Cost{Tokens: 1}, wide(10, 1)); !errors.Is(err, context.Canceled) {
 		t.Errorf("Reserve with a cancelled context = %v", err)
 	}
+	// The other operations' arguments are checked before the driver sees
+	// them, and the error names the operation.
+	_, errBreaker := s.OpenBreaker(bg, "d", 0)
+	_, errUsage := s.Usage(bg, "d", "")
+	for op, err := range map[string]error{
+		"settle":          s.Settle(bg, budget.Reservation{}, 1),
+		"cancel":          s.Cancel(bg, budget.Reservation{Deployment: "d"}),
+		"absorb":          s.Absorb(bg, "d", -1, 0),
+		"effective limit": s.SetEffectiveLimit(bg, "d", 0, time.Second),
+		"open breaker":    errBreaker,
+		"usage":           errUsage,
+	} {
+		if err == nil || errors.Is(err, budget.ErrUnavailable) || !strings.Contains(err.Error(), op) {
+			t.Errorf("%s with bad arguments = %v, want an argument error that names it", op, err)
+		}
+	}
+	if st := s.Stats()["reserve"]; st.Calls != 1 || st.Errors != 1 {
+		t.Errorf("reserve's counts %+v, want the one call that reached the driver, cancelled", st)
+	}
 }
 
 func testConcurrent(t *testing.T, h Harness) {
 	w := 3 * time.Second
-	s := h.MakeStore(t, w, budget.Hold)
+	s := makeStore(t, h, w, budget.Hold)
 	lim := budget.Limits{Tokens: 10000, Requests: 60000, Margin: 0.85}
 	clearOf(w, 2*time.Second)
 	var mu sync.Mutex
@@ -474,7 +510,7 @@ func testConcurrent(t *testing.T, h Harness) {
 }
 
 func testSpacing(t *testing.T, h Harness) {
-	s := h.MakeStore(t, time.Minute, budget.Hold)
+	s := makeStore(t, h, time.Minute, budget.Hold)
 	lim := budget.Limits{Tokens: 1 << 30, Requests: 60000, Spacing: 200 * time.Millisecond}
 	first := reserve(t, s, "d", 1, lim)
 	ref := refused(t, s, "d", 1, lim, budget.LimitSpacing)
@@ -491,7 +527,7 @@ func testSpacing(t *testing.T, h Harness) {
 }
 
 func testAbsorb(t *testing.T, h Harness) {
-	s := h.MakeStore(t, time.Minute, budget.Hold)
+	s := makeStore(t, h, time.Minute, budget.Hold)
 	clearOf(10*time.Second, 500*time.Millisecond) // the 10 s window holds still
 	lim := budget.Limits{Tokens: 1000, Requests: 60000, Margin: 1}
 	reserve(t, s, "d", 100, lim)
@@ -518,12 +554,12 @@ func testAbsorb(t *testing.T, h Harness) {
 // they came in and the next, seen alike from a second handle.
 func testCensus(t *testing.T, h Harness) {
 	const w = 400 * time.Millisecond
-	s := h.MakeStore(t, w, budget.Hold)
-	c, ok := s.(budget.Census)
+	s := makeStore(t, h, w, budget.Hold)
+	c, ok := s.Census()
 	if !ok {
 		t.Skip("the store keeps no census")
 	}
-	other := h.Reopen(t, s).(budget.Census)
+	other, _ := reopen(t, h, s).Census()
 	for _, a := range []string{"agent-1", "agent-2"} {
 		if err := c.Checkin(bg, a, time.Minute); err != nil {
 			t.Fatal(err)

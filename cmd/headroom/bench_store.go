@@ -171,7 +171,7 @@ func redisCeiling(ctx context.Context, url string, window time.Duration) (store.
 	if err != nil {
 		return store.Ceiling{}, err
 	}
-	s, err := redisstore.New(ctx, redisstore.Options{Client: rdb, Prefix: "bench:" + budget.NewID(), Window: window})
+	s, err := redisstore.NewDriver(ctx, redisstore.Options{Client: rdb, Prefix: "bench:" + budget.NewID(), Window: window})
 	if err != nil {
 		return store.Ceiling{}, err
 	}

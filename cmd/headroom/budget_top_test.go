@@ -92,7 +92,7 @@ deployments:
 	if _, err := store.OpenBreaker(ctx, west.QuotaKey, time.Minute); err != nil {
 		t.Fatal(err)
 	}
-	census := store.(budget.Census)
+	census, _ := store.Census()
 	for _, c := range []budget.Cause{budget.CauseTokens, budget.CauseTokens, budget.CauseAdjustment} {
 		if err := census.Count429(ctx, west.QuotaKey, c); err != nil {
 			t.Fatal(err)

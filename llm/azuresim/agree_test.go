@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/headroom-agent/headroom/budget"
+	"github.com/headroom-agent/headroom/budget/models"
 	"github.com/headroom-agent/headroom/llm"
 	"github.com/headroom-agent/headroom/llm/azuresim"
 	"github.com/headroom-agent/headroom/llm/tokens"
@@ -15,22 +15,22 @@ import (
 // quota units; they must agree on every model either of them knows, and on
 // the chat models neither lists.
 func TestQuotaTablesAgree(t *testing.T) {
-	families := slices.Concat(azuresim.QuotaFamilies(), budget.QuotaFamilies())
+	families := slices.Concat(azuresim.QuotaFamilies(), models.QuotaFamilies())
 	slices.Sort(families)
 	families = slices.Compact(families)
-	var models []string
+	var names []string
 	for _, f := range families {
-		models = append(models, f, f+"-2025-04-16", "O"+f[1:])
+		names = append(names, f, f+"-2025-04-16", "O"+f[1:])
 	}
-	models = append(models, "", "gpt-4o", "gpt-4o-mini", "gpt-4.1", "gpt-35-turbo", "o", "o2", "o4", "o5-mini")
-	for _, m := range models {
+	names = append(names, "", "gpt-4o", "gpt-4o-mini", "gpt-4.1", "gpt-35-turbo", "o", "o2", "o4", "o5-mini")
+	for _, m := range names {
 		for _, tpm := range []int64{0, 1, 999, 1_000, 5_999, 6_000, 10_000, 60_000, 123_456, 2_000_000} {
-			if sim, client := azuresim.DefaultRPM(m, tpm), budget.DefaultRPM(m, tpm); sim != client {
+			if sim, client := azuresim.DefaultRPM(m, tpm), models.DefaultRPM(m, tpm); sim != client {
 				t.Errorf("model %q, %d TPM: the simulator gives %d RPM, the client believes %d", m, tpm, sim, client)
 			}
 		}
 	}
-	sim, client := azuresim.QuotaFamilies(), budget.QuotaFamilies()
+	sim, client := azuresim.QuotaFamilies(), models.QuotaFamilies()
 	slices.Sort(sim)
 	slices.Sort(client)
 	if !slices.Equal(sim, client) {

@@ -7,7 +7,7 @@ import (
 )
 
 // The simulator's own knowledge of the reasoning families, kept apart from
-// the client's family table (budget/quota.go) as the quota table is: what
+// the client's family table (budget/models) as the quota table is: what
 // Azure does, not what the client believes it does.
 
 // reasoningPrefixes are the model name prefixes of the reasoning families.

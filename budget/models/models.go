@@ -1,4 +1,10 @@
-package budget
+// Package models is the table of Azure OpenAI models headroom knows: how
+// each takes a chat request (its family and the reasoning efforts it
+// accepts) and the unit Azure sells its quota in. The config reads a
+// deployment's family and default request limit from it, and llm shapes
+// requests by it. The simulator keeps a table of its own (llm/azuresim); a
+// test checks the two agree.
+package models
 
 import (
 	"fmt"
@@ -19,11 +25,11 @@ const (
 	Reasoning Family = "reasoning"
 )
 
-// ModelInfo is what headroom knows of a model: its family, the
+// Info is what headroom knows of a model: its family, the
 // reasoning_effort values it accepts (none for a chat model), and the
 // unit Azure sells its quota in: RPM requests per minute with every TPM
 // tokens per minute.
-type ModelInfo struct {
+type Info struct {
 	Prefix  string // model name prefix, lower case
 	Family  Family
 	Efforts []string
@@ -32,7 +38,7 @@ type ModelInfo struct {
 }
 
 // Accepts reports whether the model takes reasoning_effort e.
-func (m ModelInfo) Accepts(e string) bool {
+func (m Info) Accepts(e string) bool {
 	for _, x := range m.Efforts {
 		if x == e {
 			return true
@@ -51,7 +57,7 @@ var (
 // "gpt-5"). The quota units are Azure's published ones; the gpt-5 family
 // has no published unit in the sources this table follows, so it takes
 // the chat models' (a deployment's rpm overrides it).
-var models = []ModelInfo{
+var models = []Info{
 	{"o1-mini", Reasoning, nil, 10_000, 1},
 	{"o1-preview", Reasoning, nil, 6_000, 1},
 	{"o3-mini", Reasoning, oEfforts, 10_000, 1},
@@ -74,24 +80,25 @@ var unsupported = map[string]string{
 }
 
 // chatUnit is the quota unit of a model the table does not know.
-var chatUnit = ModelInfo{Family: Chat, TPM: 1_000, RPM: 6}
+var chatUnit = Info{Family: Chat, TPM: 1_000, RPM: 6}
 
-// LookupModel finds a model in the family table by its name's prefix.
-func LookupModel(model string) (ModelInfo, bool) {
+// Lookup finds a model in the table by its name's prefix.
+func Lookup(model string) (Info, bool) {
 	m := strings.ToLower(strings.TrimSpace(model))
 	for _, q := range models {
 		if strings.HasPrefix(m, q.Prefix) {
 			return q, true
 		}
 	}
-	return ModelInfo{}, false
+	return Info{}, false
 }
 
-// ModelFamily is the family of a deployment's model: the table's, or the
-// one the config states for a model the table does not know. An unknown
-// model without a stated family is an error, never a guess.
-func ModelFamily(model string, stated Family) (ModelInfo, error) {
-	info, known := LookupModel(model)
+// Resolve is what headroom knows of a deployment's model: the table's
+// entry, or the family the config states for a model the table does not
+// know. An unknown model without a stated family is an error, never a
+// guess.
+func Resolve(model string, stated Family) (Info, error) {
+	info, known := Lookup(model)
 	if why, ok := unsupported[info.Prefix]; known && ok {
 		return info, fmt.Errorf("%s", why)
 	}
@@ -118,7 +125,7 @@ func ModelFamily(model string, stated Family) (ModelInfo, error) {
 // ratios (o1: 1 per 6,000; o3 and o4-mini: 1 per 1,000; o1-mini, o3-mini
 // and o3-pro: 1 per 10,000).
 func DefaultRPM(model string, tpm int64) int64 {
-	u, ok := LookupModel(model)
+	u, ok := Lookup(model)
 	if !ok {
 		u = chatUnit
 	}
