@@ -51,23 +51,23 @@ type Config struct {
 	// RedisPrefix namespaces the budget's keys in Redis (default hr), so
 	// fleets with separate budgets can share one Redis.
 	RedisPrefix string `yaml:"redis_prefix"`
-	// Calibration is how each deployment's model is learned from Azure's
+	// learning.Calibration is how each deployment's model is learned from Azure's
 	// headers; the zero value learns.
 	Calibration CalibrationSettings `yaml:"calibration"`
 	Deployments []Deployment        `yaml:"deployments"`
 }
 
-// CalibrationSettings tune the learned model (see Calibration).
+// CalibrationSettings tune the learned model (see learning.Calibration).
 type CalibrationSettings struct {
 	// Learn, when false, keeps the model as configured: the margin, and
 	// a fixed 5 ms pacing allowance per request. nil means true.
 	Learn *bool `yaml:"learn"`
 	// SafetyFloor is the least share of each limit kept back once the
-	// estimate has proved right; 0 means DefaultSafetyFloor. At most
+	// estimate has proved right; 0 means learning.DefaultSafetyFloor. At most
 	// 1 − margin, the share kept back before anything is learned.
 	SafetyFloor float64 `yaml:"safety_floor"`
 	// ColdLag is the pacing allowance before any lag is measured; 0 means
-	// DefaultColdLag.
+	// learning.DefaultColdLag.
 	ColdLag time.Duration `yaml:"cold_lag"`
 }
 
@@ -183,33 +183,6 @@ func (w Warning) String() string {
 	}
 	b.WriteString(w.Msg)
 	return b.String()
-}
-
-// LoadConfig reads and checks a config file. Every error is
-// file:line: field: what is wrong.
-func LoadConfig(file string) (*Config, []Warning, error) {
-	data, err := yamlconf.ReadFile(file, 1<<20)
-	if err != nil {
-		return nil, nil, err
-	}
-	return ParseConfig(file, data)
-}
-
-// ParseConfig decodes and checks a config held in memory that holds the
-// budget's fields alone; file is only used in messages. A file with more
-// than the budget in it is read by package config, which checks the
-// budget's part with CheckFile.
-func ParseConfig(file string, data []byte) (*Config, []Warning, error) {
-	var c Config
-	doc, err := yamlconf.Decode(file, data, &c)
-	if err != nil {
-		return nil, nil, err
-	}
-	ws, err := c.CheckFile(file, doc.Line)
-	if err != nil {
-		return nil, nil, err
-	}
-	return &c, ws, nil
 }
 
 // CheckFile is Validate for a config decoded from file, where line gives

@@ -11,6 +11,7 @@ import (
 
 	"github.com/headroom-agent/headroom/budget"
 	"github.com/headroom-agent/headroom/budget/models"
+	configfile "github.com/headroom-agent/headroom/config"
 )
 
 const fullConfig = `redis: redis://10.0.0.5:6379/2
@@ -57,8 +58,27 @@ deployments:
     pool: reasoning
 `
 
+// parseConfig reads a config's budget part as package config reads the
+// whole file.
+func parseConfig(name string, data []byte) (*budget.Config, []budget.Warning, error) {
+	f, ws, err := configfile.Parse(name, data)
+	if err != nil {
+		return nil, ws, err
+	}
+	return &f.Budget, ws, nil
+}
+
+// loadConfig is parseConfig for a file on disk.
+func loadConfig(path string) (*budget.Config, []budget.Warning, error) {
+	f, ws, err := configfile.Load(path)
+	if err != nil {
+		return nil, ws, err
+	}
+	return &f.Budget, ws, nil
+}
+
 func TestParseConfigFull(t *testing.T) {
-	c, ws, err := budget.ParseConfig("headroom.yaml", []byte(fullConfig))
+	c, ws, err := parseConfig("headroom.yaml", []byte(fullConfig))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +133,7 @@ func TestParseConfigFull(t *testing.T) {
 
 func TestParseConfigDefaults(t *testing.T) {
 	src := "deployments:\n  - name: a\n    endpoint: https://a.openai.azure.com\n    model: gpt-4o\n    tpm: 60000\n    auth: {entra: true}\n"
-	c, _, err := budget.ParseConfig("d.yaml", []byte(src))
+	c, _, err := parseConfig("d.yaml", []byte(src))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +149,7 @@ func TestParseConfigDefaults(t *testing.T) {
 
 func TestParseConfigExplicitZeroKept(t *testing.T) {
 	src := "interactive_floor: 0\naffinity_threshold: 0\ndeployments:\n  - name: a\n    endpoint: https://a.openai.azure.com\n    tpm: 1000\n    auth: {entra: true}\n"
-	c, _, err := budget.ParseConfig("z.yaml", []byte(src))
+	c, _, err := parseConfig("z.yaml", []byte(src))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -229,7 +249,7 @@ func TestParseConfigErrors(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, _, err := budget.ParseConfig("c.yaml", []byte(c.src))
+			_, _, err := parseConfig("c.yaml", []byte(c.src))
 			if c.prefix == "" {
 				if err != nil {
 					t.Fatalf("unexpected error %v", err)
@@ -254,7 +274,7 @@ func TestAPIKeyEnvRefusalDoesNotEchoTheValue(t *testing.T) {
 		"my key",
 	} {
 		src := base + "  - name: b\n    endpoint: https://b.openai.azure.com\n    tpm: 5\n    auth:\n      api_key_env: \"" + secret + "\"\n"
-		_, _, err := budget.ParseConfig("k.yaml", []byte(src))
+		_, _, err := parseConfig("k.yaml", []byte(src))
 		if err == nil {
 			t.Errorf("api_key_env %q accepted", secret)
 			continue
@@ -271,7 +291,7 @@ func TestAPIKeyEnvRefusalDoesNotEchoTheValue(t *testing.T) {
 
 func TestUnknownFieldDoesNotEchoTheValue(t *testing.T) {
 	src := base + "    api_key: sk-do-not-print-me\n"
-	_, _, err := budget.ParseConfig("u.yaml", []byte(src))
+	_, _, err := parseConfig("u.yaml", []byte(src))
 	if err == nil || !strings.HasPrefix(err.Error(), "u.yaml:7:") || !strings.Contains(err.Error(), "api_key") {
 		t.Fatalf("error = %v, want u.yaml:7: unknown field api_key", err)
 	}
@@ -282,7 +302,7 @@ func TestUnknownFieldDoesNotEchoTheValue(t *testing.T) {
 
 func TestEndpointCredentialsRefusedQuietly(t *testing.T) {
 	src := base + "  - name: b\n    endpoint: https://user:hunter2@b.openai.azure.com\n    tpm: 5\n    auth: {entra: true}\n"
-	_, _, err := budget.ParseConfig("e.yaml", []byte(src))
+	_, _, err := parseConfig("e.yaml", []byte(src))
 	if err == nil || !strings.HasPrefix(err.Error(), "e.yaml:8: deployments[1].endpoint: ") || strings.Contains(err.Error(), "hunter2") {
 		t.Errorf("error = %v", err)
 	}
@@ -295,7 +315,7 @@ func TestRedisClusterURLs(t *testing.T) {
 		"redis+cluster://10.0.0.5:7000",
 		"rediss+cluster://clustercfg.budget.abc123.use1.cache.amazonaws.com:6379",
 	} {
-		_, ws, err := budget.ParseConfig("r.yaml", []byte("redis: "+u+"\n"+base))
+		_, ws, err := parseConfig("r.yaml", []byte("redis: "+u+"\n"+base))
 		if err != nil || len(ws) != 0 {
 			t.Errorf("redis: %s: %v, warnings %v", u, err, ws)
 		}
@@ -304,13 +324,13 @@ func TestRedisClusterURLs(t *testing.T) {
 		"redis://:hunter2@10.0.0.5:7000?addr=10.0.0.6:7001",
 		"rediss+cluster://default:hunter2@clustercfg.budget.abc123.use1.cache.amazonaws.com:6379",
 	} {
-		_, ws, err := budget.ParseConfig("r.yaml", []byte("redis: "+u+"\n"+base))
+		_, ws, err := parseConfig("r.yaml", []byte("redis: "+u+"\n"+base))
 		if err != nil || len(ws) != 1 || !strings.HasPrefix(ws[0].String(), "r.yaml:1: redis: ") || !strings.Contains(ws[0].String(), "password") {
 			t.Errorf("redis: %s: %v, warnings %v; want one about the password", u, err, ws)
 		}
 	}
 	// A password in an addr= entry is refused without being repeated.
-	_, _, err := budget.ParseConfig("r.yaml", []byte("redis: redis://10.0.0.5:7000?addr=user:hunter2@10.0.0.6:7001\n"+base))
+	_, _, err := parseConfig("r.yaml", []byte("redis: redis://10.0.0.5:7000?addr=user:hunter2@10.0.0.6:7001\n"+base))
 	if err == nil || !strings.HasPrefix(err.Error(), "r.yaml:1: redis: ") || !strings.Contains(err.Error(), "host:port only") || strings.Contains(err.Error(), "hunter2") {
 		t.Errorf("error = %v", err)
 	}
@@ -319,7 +339,7 @@ func TestRedisClusterURLs(t *testing.T) {
 // redis_env keeps a URL with a password out of the file: the variable
 // comes from a secret, read when the store is opened.
 func TestRedisEnv(t *testing.T) {
-	c, ws, err := budget.ParseConfig("r.yaml", []byte("redis_env: HR_TEST_REDIS\n"+base))
+	c, ws, err := parseConfig("r.yaml", []byte("redis_env: HR_TEST_REDIS\n"+base))
 	if err != nil || len(ws) != 0 {
 		t.Fatalf("%v, warnings %v", err, ws)
 	}
@@ -342,7 +362,7 @@ func TestRedisEnv(t *testing.T) {
 		{"redis: redis://r:6379/0\nredis_env: REDIS_URL\n", "r.yaml:2: redis_env: redis and redis_env both name the store"},
 		{"redis_env: redis://r:6379/0\n", "r.yaml:1: redis_env: not an environment variable's name"},
 	} {
-		if _, _, err := budget.ParseConfig("r.yaml", []byte(c.file+base)); err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "r:6379") {
+		if _, _, err := parseConfig("r.yaml", []byte(c.file+base)); err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "r:6379") {
 			t.Errorf("%q: %v, want %q", c.file, err, c.want)
 		}
 	}
@@ -375,7 +395,7 @@ func TestSharedStandardQuota(t *testing.T) {
 		dep("c", "global-standard", "gpt-4o", 90000) +
 		dep("d", "standard", "gpt-4o-mini", 20000) +
 		dep("e", "standard", "gpt-4o", 10000)
-	c, ws, err := budget.ParseConfig("q.yaml", []byte(src))
+	c, ws, err := parseConfig("q.yaml", []byte(src))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -456,18 +476,18 @@ func TestLoadConfig(t *testing.T) {
 	if err := os.WriteFile(file, []byte(fullConfig), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	c, _, err := budget.LoadConfig(file)
+	c, _, err := loadConfig(file)
 	if err != nil || len(c.Deployments) != 3 {
 		t.Fatalf("LoadConfig = %v, %v", c, err)
 	}
-	if _, _, err := budget.LoadConfig(filepath.Join(t.TempDir(), "missing.yaml")); err == nil || !strings.Contains(err.Error(), "missing.yaml") {
+	if _, _, err := loadConfig(filepath.Join(t.TempDir(), "missing.yaml")); err == nil || !strings.Contains(err.Error(), "missing.yaml") {
 		t.Errorf("missing file: %v", err)
 	}
 }
 
 // The YAML library panics on a tag on a list; that must be an error.
 func TestParseConfigDecoderPanicIsAnError(t *testing.T) {
-	_, _, err := budget.ParseConfig("t.yaml", []byte("deployments: !00000 00"))
+	_, _, err := parseConfig("t.yaml", []byte("deployments: !00000 00"))
 	if err == nil || !strings.HasPrefix(err.Error(), "t.yaml: ") {
 		t.Errorf("error = %v, want one naming t.yaml", err)
 	}
@@ -481,7 +501,7 @@ func FuzzParseConfig(f *testing.F) {
 	f.Add([]byte("deployments:\n  - {name: a, endpoint: 'http://[::1]/', tpm: 9223372036854775807, weight: .inf, auth: {api_key_env: K}}\n"))
 	f.Add([]byte("deployments: [{name: a, endpoint: 'https://a', tpm: 1, auth: {entra: true}, subscription: s, region: r}, {name: b, endpoint: 'https://b', tpm: 2, auth: {entra: true}, subscription: s, region: r}]\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		c, ws, err := budget.ParseConfig("fuzz.yaml", data)
+		c, ws, err := parseConfig("fuzz.yaml", data)
 		if err != nil {
 			if !strings.HasPrefix(err.Error(), "fuzz.yaml") {
 				t.Fatalf("error %q does not start with the file name", err)
@@ -507,7 +527,7 @@ func FuzzParseConfig(f *testing.F) {
 }
 
 func TestSampleConfigParses(t *testing.T) {
-	cfg, warnings, err := budget.LoadConfig("../testdata/configs/headroom.yaml")
+	cfg, warnings, err := loadConfig("../testdata/configs/headroom.yaml")
 	if err != nil || len(warnings) != 0 || len(cfg.Deployments) != 3 || cfg.Deployments[0].QuotaRPM != 1440 {
 		t.Fatalf("the sample config: %v, %v, %+v", err, warnings, cfg)
 	}

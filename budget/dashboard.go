@@ -4,6 +4,8 @@ import (
 	"context"
 	"maps"
 	"time"
+
+	"github.com/headroom-agent/headroom/budget/learning"
 )
 
 // Dashboard is the budget as a fleet's dashboard shows it: per deployment,
@@ -112,7 +114,7 @@ func (r *Router) Dashboard(ctx context.Context) (Dashboard, error) {
 			out.Agents = n.Agents
 		}
 	}
-	var cals []Calibration
+	var cals []learning.Calibration
 	if c, ok := r.calibrator(); ok {
 		if got, err := c.Calibrations(ctx, quotas...); err == nil {
 			cals = got
@@ -149,10 +151,10 @@ func (r *Router) Dashboard(ctx context.Context) (Dashboard, error) {
 			v.FleetWritesLost = count.LostWrites[d.QuotaKey]
 		}
 		if cals != nil {
-			p := r.policy().defaults()
+			p := r.policy()
 			c := cals[i]
-			v.Model = &ModelView{Ratio: c.ratio(), Learned: c.Ratio > 0, Safety: c.safety(p), Margin: min(MaxMargin, c.Margin(p)),
-				Pacing: c.Allowance(p), Lag: c.lag(p), Extra: c.Extra}
+			v.Model = &ModelView{Ratio: c.RatioInForce(), Learned: c.Ratio > 0, Safety: c.SafetyInForce(p), Margin: min(MaxMargin, c.Margin(p)),
+				Pacing: c.Allowance(p), Lag: c.LagInForce(p), Extra: c.Extra}
 		}
 		if !seenQuota(out.Deployments, d.QuotaKey) {
 			out.ReservedTokens += u.Reserved

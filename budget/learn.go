@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/headroom-agent/headroom/budget/learning"
 )
 
 // learner is one deployment's calibration as this process sees it: the
@@ -11,13 +13,13 @@ import (
 // since it last told the store.
 type learner struct {
 	mu   sync.Mutex
-	cal  Calibration
+	cal  learning.Calibration
 	read time.Time // when cal was last read or written
 
 	// Since the last push: the pairs of the window being read, and of
 	// windows before it not yet handed in.
-	fit        Fit
-	done       []Fit
+	fit        learning.Fit
+	done       []learning.Fit
 	lag        time.Duration
 	t429, r429 bool
 	pushed     time.Time
@@ -39,7 +41,7 @@ func (r *Router) calibrator() (Calibrator, bool) {
 }
 
 // calibration is the model in force for rt.
-func (rt *route) calibration() Calibration {
+func (rt *route) calibration() learning.Calibration {
 	rt.learn.mu.Lock()
 	defer rt.learn.mu.Unlock()
 	return rt.learn.cal
@@ -99,7 +101,7 @@ func (r *Router) observe(ctx context.Context, l *Lease, o Outcome, fb Feedback, 
 		if lr.fit.N > 0 && lr.fit.Window != w {
 			// The window turned: its pairs go with the next push.
 			lr.done = append(lr.done, lr.fit)
-			lr.fit = Fit{}
+			lr.fit = learning.Fit{}
 		}
 		lr.fit.Window = w
 		// What the fleet held itself, as Azure's window counts it.
@@ -133,13 +135,13 @@ func (r *Router) observe(ctx context.Context, l *Lease, o Outcome, fb Feedback, 
 func (r *Router) push(ctx context.Context, cs Calibrator, rt *route, limit int64) {
 	lr := &rt.learn
 	lr.mu.Lock()
-	rd := Reading{Fits: append(lr.done, lr.fit), Lag: lr.lag, Tokens429: lr.t429, Requests429: lr.r429}
+	rd := learning.Reading{Fits: append(lr.done, lr.fit), Lag: lr.lag, Tokens429: lr.t429, Requests429: lr.r429}
 	lr.done, lr.lag, lr.t429, lr.r429 = nil, 0, false, false
-	lr.fit = Fit{Window: lr.fit.Window}
+	lr.fit = learning.Fit{Window: lr.fit.Window}
 	lr.pushed = time.Now()
 	lr.mu.Unlock()
 	policy := r.policy()
-	c, err := cs.UpdateCalibration(ctx, rt.d.QuotaKey, func(c Calibration) Calibration {
+	c, err := cs.UpdateCalibration(ctx, rt.d.QuotaKey, func(c learning.Calibration) learning.Calibration {
 		return c.Apply(rd, limit, policy, time.Now())
 	})
 	lr.mu.Lock()
@@ -152,7 +154,7 @@ func (r *Router) push(ctx context.Context, cs Calibrator, rt *route, limit int64
 }
 
 // policy is the calibration policy for this router's config.
-func (r *Router) policy() CalibrationPolicy {
+func (r *Router) policy() learning.Policy {
 	p := r.opts.Calibration
 	if p.Floor == 0 {
 		p.Floor = r.cfg.Calibration.SafetyFloor
@@ -174,8 +176,8 @@ func (r *Router) policy() CalibrationPolicy {
 
 // Calibrations is the model in force for each deployment, by name, as
 // this process last read it.
-func (r *Router) Calibrations() map[string]Calibration {
-	out := map[string]Calibration{}
+func (r *Router) Calibrations() map[string]learning.Calibration {
+	out := map[string]learning.Calibration{}
 	for _, routes := range r.pools {
 		for _, rt := range routes {
 			out[rt.d.Name] = rt.calibration()

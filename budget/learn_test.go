@@ -1,11 +1,13 @@
 package budget_test
 
 import (
+	"math"
 	"net/http"
 	"testing"
 	"time"
 
 	"github.com/headroom-agent/headroom/budget"
+	"github.com/headroom-agent/headroom/budget/learning"
 	"github.com/headroom-agent/headroom/budget/redisstore"
 	"github.com/headroom-agent/headroom/internal/redistest"
 )
@@ -35,7 +37,7 @@ func TestA429WidensTheModelForTheWholeFleet(t *testing.T) {
 
 	// A tightened model, as if learned, written by a third party.
 	cal, _ := b.Calibrator()
-	if _, err := cal.UpdateCalibration(bg, "d", func(c budget.Calibration) budget.Calibration {
+	if _, err := cal.UpdateCalibration(bg, "d", func(c learning.Calibration) learning.Calibration {
 		c.Ratio, c.Weight, c.Safety, c.Lag = 1, 50, 0.03, time.Millisecond
 		return c
 	}); err != nil {
@@ -69,7 +71,7 @@ func TestA429WidensTheModelForTheWholeFleet(t *testing.T) {
 	if c.Extra < 99*time.Millisecond {
 		t.Errorf("the other process paces with extra %v after a requests 429, want at least a tenth of the 1 s window", c.Extra)
 	}
-	if !near(c.Safety, 1-budget.DefaultMargin, 1e-9) {
+	if math.Abs(c.Safety-(1-budget.DefaultMargin)) > 1e-9 {
 		t.Errorf("the other process keeps back %v after a tokens 429, want %v", c.Safety, 1-budget.DefaultMargin)
 	}
 }
@@ -83,7 +85,7 @@ func TestFixedRoutersLearnNothing(t *testing.T) {
 	l.Done(bg, budget.Outcome{Sent: true, Status: http.StatusTooManyRequests, Header: http.Header{"X-Ratelimit-Remaining-Requests": {"0"}}})
 	cal, _ := s.Calibrator()
 	got, _ := cal.Calibrations(bg, "d")
-	if got[0] != (budget.Calibration{}) {
+	if got[0] != (learning.Calibration{}) {
 		t.Errorf("a fixed router wrote %+v", got[0])
 	}
 }

@@ -245,7 +245,7 @@ func (r *Router) feedback(ctx context.Context, l *Lease, fb Feedback) {
 		ratio, sliding := 1.0, false
 		if !r.opts.Fixed {
 			cal := l.route.calibration()
-			ratio, sliding = cal.ratio(), cal.Sliding
+			ratio, sliding = cal.RatioInForce(), cal.Sliding
 		}
 		// Azure counts our own at the ratio, and others' use as it is; a
 		// sliding window still counts part of the last window's.

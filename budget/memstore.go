@@ -5,6 +5,8 @@ import (
 	"errors"
 	"sync"
 	"time"
+
+	"github.com/headroom-agent/headroom/budget/learning"
 )
 
 // memDriver keeps the counters in this process: the single-process
@@ -20,7 +22,7 @@ type memDriver struct {
 	agents map[string]time.Time           // alive until
 	r429   map[string]map[int64]*[4]int64 // by deployment, then window index
 	lost   map[string]memLost             // by deployment
-	cal    map[string]Calibration
+	cal    map[string]learning.Calibration
 }
 
 // MemOptions configure NewMemStore. The zero value works.
@@ -458,24 +460,24 @@ func (s *memDriver) Count(ctx context.Context, deployments ...string) (Count, er
 
 var _ Calibrator = (*memDriver)(nil)
 
-func (s *memDriver) UpdateCalibration(ctx context.Context, deployment string, f func(Calibration) Calibration) (Calibration, error) {
+func (s *memDriver) UpdateCalibration(ctx context.Context, deployment string, f func(learning.Calibration) learning.Calibration) (learning.Calibration, error) {
 	if deployment == "" {
-		return Calibration{}, errors.New("budget: a calibration needs its deployment")
+		return learning.Calibration{}, errors.New("budget: a calibration needs its deployment")
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.cal == nil {
-		s.cal = map[string]Calibration{}
+		s.cal = map[string]learning.Calibration{}
 	}
 	c := f(s.cal[deployment])
 	s.cal[deployment] = c
 	return c, nil
 }
 
-func (s *memDriver) Calibrations(ctx context.Context, deployments ...string) ([]Calibration, error) {
+func (s *memDriver) Calibrations(ctx context.Context, deployments ...string) ([]learning.Calibration, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]Calibration, len(deployments))
+	out := make([]learning.Calibration, len(deployments))
 	for i, d := range deployments {
 		out[i] = s.cal[d]
 	}

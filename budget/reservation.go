@@ -1,6 +1,10 @@
 package budget
 
-import "time"
+import (
+	"time"
+
+	"github.com/headroom-agent/headroom/budget/learning"
+)
 
 // Cost is what one call charges.
 type Cost struct {
@@ -19,7 +23,7 @@ type Limits struct {
 	Requests int64
 	// Margin is the share of the token limit, as we count it,
 	// reservations may use; Azure's own estimate is approximate. 0 means
-	// DefaultMargin. Calibration may set it past 1 (up to MaxMargin) when
+	// DefaultMargin. learning.Calibration may set it past 1 (up to MaxMargin) when
 	// Azure is seen to charge less than we reserve.
 	Margin float64
 	// Spacing, when set, is the least time between two admissions on the
@@ -37,8 +41,9 @@ type Limits struct {
 }
 
 // DefaultMargin keeps 15% of each token limit back for the difference
-// between our estimate and Azure's.
-const DefaultMargin = 0.85
+// between our estimate and Azure's: the learned model's share kept back
+// before it has learned anything.
+const DefaultMargin = 1 - learning.DefaultCeiling
 
 // TokenCap is the most tokens reservations may hold in one window, given
 // an effective limit observed from headers (0 when there is none).
@@ -53,7 +58,7 @@ func (l Limits) TokenCap(effective int64) int64 {
 // MaxMargin bounds Limits.Margin. A calibrated margin may pass 1, when
 // Azure charges less than we reserve, but never by more than the least
 // ratio calibration believes allows.
-const MaxMargin = 1 / minRatio
+const MaxMargin = 1 / learning.MinRatio
 
 // MarginInForce is Margin, or DefaultMargin when it is unset or out of
 // range.

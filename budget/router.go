@@ -9,6 +9,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/headroom-agent/headroom/budget/learning"
 )
 
 // Class is a call's priority.
@@ -64,10 +66,10 @@ type RouterOptions struct {
 	// admissions spaced at the request rate stretched by RequestSlack and
 	// RequestJitter. Otherwise (the default, on a store that is a
 	// Calibrator) the margin and the pacing allowance are learned from
-	// Azure's headers and shared through the store; see Calibration.
+	// Azure's headers and shared through the store; see learning.Calibration.
 	Fixed bool
-	// Calibration tunes the learning; the zero value works.
-	Calibration CalibrationPolicy
+	// learning.Calibration tunes the learning; the zero value works.
+	Calibration learning.Policy
 	// RequestSlack (default 0.01) stretches the spacing between
 	// admissions on a deployment beyond its request rate. RequestJitter
 	// (default 5ms) is the fixed model's allowance for the variation in
@@ -288,7 +290,7 @@ func (r *Router) acquire(ctx context.Context, c Call, routes []*route, exclude [
 				if _, ok := r.calibrator(); ok {
 					// Half the lag for this side: the other half, and what
 					// 429s taught, for the way to the server.
-					l.sendBy = asked.Add(cd.rt.calibration().lag(r.policy().defaults()) / 2)
+					l.sendBy = asked.Add(cd.rt.calibration().LagInForce(r.policy()) / 2)
 				}
 				l.probe = cd.rt.br.startProbe()
 				if c.Session != "" {

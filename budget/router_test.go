@@ -28,7 +28,7 @@ func config(t *testing.T, extra string, deps ...string) *budget.Config {
 		p := strings.Split(d, ":")
 		fmt.Fprintf(&b, "  - {name: %s, endpoint: 'https://%s.openai.azure.com', model: gpt-4o, tpm: %s, auth: {api_key_env: K}}\n", p[0], p[0], p[1])
 	}
-	cfg, _, err := budget.ParseConfig("headroom.yaml", []byte(b.String()))
+	cfg, _, err := parseConfig("headroom.yaml", []byte(b.String()))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/headroom-agent/headroom/budget"
+	"github.com/headroom-agent/headroom/budget/learning"
 	"github.com/headroom-agent/headroom/llm/azuresim"
 	"github.com/headroom-agent/headroom/llm/tokens"
 )
@@ -59,7 +60,7 @@ func TestRouterLearnsHowAzureCounts(t *testing.T) {
 			if math.Abs(c.Ratio-scale)/scale > 0.02 {
 				t.Errorf("learned ratio %.4f, want %.2f within 2%% (%+v)", c.Ratio, scale, c)
 			}
-			p := budget.CalibrationPolicy{Window: window}
+			p := learning.Policy{Window: window}
 			if c.Safety >= 1-budget.DefaultMargin {
 				t.Errorf("safety share %v never came down from %v", c.Safety, 1-budget.DefaultMargin)
 			}
@@ -95,11 +96,11 @@ func TestPacingHoldsAgainstSlidingWindows(t *testing.T) {
 		t.Errorf("%d requests 429s against sliding windows (%d accepted)", st.RateLimited.Requests, st.Accepted)
 	}
 	c := f.router.Calibrations()["a"]
-	if c.Lag <= 0 || c.Allowance(budget.CalibrationPolicy{Window: window}) < c.Lag {
-		t.Errorf("allowance %v does not cover the measured lag %v", c.Allowance(budget.CalibrationPolicy{Window: window}), c.Lag)
+	if c.Lag <= 0 || c.Allowance(learning.Policy{Window: window}) < c.Lag {
+		t.Errorf("allowance %v does not cover the measured lag %v", c.Allowance(learning.Policy{Window: window}), c.Lag)
 	}
 	if st.Accepted == 0 {
 		t.Error("no call was admitted")
 	}
-	t.Logf("%d accepted, lag %v, allowance %v", st.Accepted, c.Lag, c.Allowance(budget.CalibrationPolicy{Window: window}))
+	t.Logf("%d accepted, lag %v, allowance %v", st.Accepted, c.Lag, c.Allowance(learning.Policy{Window: window}))
 }

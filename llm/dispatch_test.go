@@ -34,7 +34,7 @@ func newFixture(t *testing.T, simCfg azuresim.Config, yaml string) *fixture {
 	ts := httptest.NewServer(sim.Handler())
 	t.Cleanup(ts.Close)
 	t.Setenv("SIM_KEY", "test-key")
-	cfg, _, err := budget.ParseConfig("headroom.yaml", []byte(strings.ReplaceAll(yaml, "ENDPOINT", ts.URL)))
+	cfg, _, err := parseConfig("headroom.yaml", []byte(strings.ReplaceAll(yaml, "ENDPOINT", ts.URL)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +159,7 @@ func TestAWrongKeySaysWhereTheKeyCameFrom(t *testing.T) {
 	}
 	ts := httptest.NewServer(sim.Handler())
 	defer ts.Close()
-	cfg, _, err := budget.ParseConfig("headroom.yaml", []byte("deployments:\n  - {name: a, endpoint: "+ts.URL+", tpm: 60000, auth: {api_key_env: MY_KEY}}\n"))
+	cfg, _, err := parseConfig("headroom.yaml", []byte("deployments:\n  - {name: a, endpoint: "+ts.URL+", tpm: 60000, auth: {api_key_env: MY_KEY}}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +189,7 @@ resources:
 	}
 	ts := httptest.NewServer(sim.Handler())
 	defer ts.Close()
-	cfg, _, err := budget.ParseConfig("headroom.yaml", []byte(fmt.Sprintf(`
+	cfg, _, err := parseConfig("headroom.yaml", []byte(fmt.Sprintf(`
 deployments:
   - {name: a, endpoint: %s/a, deployment: gpt41, model: gpt-4.1, tpm: 1000000, auth: {api_key_env: K}}
   - {name: b, endpoint: %s/b, deployment: gpt41, model: gpt-4.1, tpm: 1000000, auth: {api_key_env: K}}

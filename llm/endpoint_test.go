@@ -43,7 +43,7 @@ func hostile(tb testing.TB, h http.Handler, dopts DispatcherOptions) (*Caller, b
 // server counts is one the caller chose to send.
 func callerAt(tb testing.TB, endpoint string, dopts DispatcherOptions) (*Caller, budget.Deployment) {
 	tb.Helper()
-	cfg, _, err := budget.ParseConfig("headroom.yaml", []byte(fmt.Sprintf(
+	cfg, _, err := parseConfig("headroom.yaml", []byte(fmt.Sprintf(
 		"deployments:\n  - {name: d1, endpoint: %s, model: gpt-4o, tpm: 600000, auth: {api_key_env: ENDPOINT_KEY}}\n", endpoint)))
 	if err != nil {
 		tb.Fatal(err)

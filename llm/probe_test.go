@@ -15,16 +15,27 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 
 	"github.com/headroom-agent/headroom/budget"
+	"github.com/headroom-agent/headroom/config"
 	"github.com/headroom-agent/headroom/llm/azuresim"
 )
 
 // probeTarget serves sim over HTTP and returns the config's deployments,
 // validated, with ENDPOINT in yaml replaced by the server's URL.
+// parseConfig reads a config's budget part as package config reads the
+// whole file.
+func parseConfig(name string, data []byte) (*budget.Config, []budget.Warning, error) {
+	f, ws, err := config.Parse(name, data)
+	if err != nil {
+		return nil, ws, err
+	}
+	return &f.Budget, ws, nil
+}
+
 func probeTarget(t *testing.T, sim *azuresim.Sim, yaml string) []budget.Deployment {
 	t.Helper()
 	ts := httptest.NewServer(sim.Handler())
 	t.Cleanup(ts.Close)
-	cfg, _, err := budget.ParseConfig("headroom.yaml", []byte(strings.ReplaceAll(yaml, "ENDPOINT", ts.URL)))
+	cfg, _, err := parseConfig("headroom.yaml", []byte(strings.ReplaceAll(yaml, "ENDPOINT", ts.URL)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +150,7 @@ func TestProbeKeepsTheEntraTokenOut(t *testing.T) {
 		fmt.Fprintf(w, `{"error": {"code": "InvalidToken", "message": "token %s is not valid for this resource"}}`, r.Header.Get("Authorization"))
 	}))
 	t.Cleanup(ts.Close)
-	cfg, _, err := budget.ParseConfig("headroom.yaml", []byte("deployments:\n  - {name: d, endpoint: "+ts.URL+", model: gpt-4o, tpm: 60000, auth: {entra: true}}\n"))
+	cfg, _, err := parseConfig("headroom.yaml", []byte("deployments:\n  - {name: d, endpoint: "+ts.URL+", model: gpt-4o, tpm: 60000, auth: {entra: true}}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}

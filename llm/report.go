@@ -22,7 +22,7 @@ type Report struct {
 	// AdmittedAt is when the budget admitted the call's last request, by
 	// the store's clock, and SentAt when that request finished going out:
 	// between them, the time a fleet's pacing allows for (see
-	// budget.Calibration.Lag). Zero without a request.
+	// learning.Calibration.Lag). Zero without a request.
 	AdmittedAt time.Time `json:"admitted_at,omitzero"`
 	SentAt     time.Time `json:"sent_at,omitzero"`
 	// Retries counts the requests beyond the first: the router's retries

@@ -25,7 +25,9 @@ import (
 	"time"
 
 	"github.com/headroom-agent/headroom/budget"
+	"github.com/headroom-agent/headroom/budget/learning"
 	"github.com/headroom-agent/headroom/calltypes"
+	"github.com/headroom-agent/headroom/config"
 	"github.com/headroom-agent/headroom/internal/plural"
 	"github.com/headroom-agent/headroom/internal/safefile"
 	"github.com/headroom-agent/headroom/llm/azuresim"
@@ -378,11 +380,11 @@ func writeFiles(o Options, mode, endpoint string) (cfg, in string, err error) {
 // allowances reads the learned pacing allowance of each deployment from
 // the store the processes shared.
 func allowances(ctx context.Context, o Options, cfgFile string) (map[string]float64, error) {
-	f, _, err := budget.LoadConfig(cfgFile)
+	f, _, err := config.Load(cfgFile)
 	if err != nil {
 		return nil, err
 	}
-	store, err := budget.OpenStore(ctx, f)
+	store, err := budget.OpenStore(ctx, &f.Budget)
 	if err != nil {
 		return nil, err
 	}
@@ -392,7 +394,7 @@ func allowances(ctx context.Context, o Options, cfgFile string) (map[string]floa
 		return nil, nil
 	}
 	var names []string
-	for _, d := range f.Deployments {
+	for _, d := range f.Budget.Deployments {
 		names = append(names, d.QuotaKey)
 	}
 	got, err := cs.Calibrations(ctx, names...)
@@ -401,7 +403,7 @@ func allowances(ctx context.Context, o Options, cfgFile string) (map[string]floa
 	}
 	out := map[string]float64{}
 	for i, c := range got {
-		out[f.Deployments[i].Name] = float64(c.Allowance(budget.CalibrationPolicy{})) / float64(time.Millisecond)
+		out[f.Budget.Deployments[i].Name] = float64(c.Allowance(learning.Policy{})) / float64(time.Millisecond)
 	}
 	return out, nil
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/headroom-agent/headroom/budget"
+	"github.com/headroom-agent/headroom/budget/learning"
 )
 
 var _ budget.Calibrator = (*Driver)(nil)
@@ -29,20 +30,20 @@ const calibrationTTL = 60
 // The retries are bounded by time, not by count: on a loaded machine a
 // writer can lose many rounds in a row, and its reading is still worth
 // keeping for a while.
-func (s *Driver) UpdateCalibration(ctx context.Context, deployment string, f func(budget.Calibration) budget.Calibration) (budget.Calibration, error) {
+func (s *Driver) UpdateCalibration(ctx context.Context, deployment string, f func(learning.Calibration) learning.Calibration) (learning.Calibration, error) {
 	if deployment == "" {
-		return budget.Calibration{}, errors.New("redisstore: a calibration needs its deployment")
+		return learning.Calibration{}, errors.New("redisstore: a calibration needs its deployment")
 	}
 	key := s.calKey(deployment)
-	var out budget.Calibration
+	var out learning.Calibration
 	give := time.Now().Add(calibrationPatience)
 	for try := 0; ; try++ {
 		if try > 0 {
 			if time.Now().After(give) {
-				return budget.Calibration{}, wrap(ctx, "calibrate", errors.New("too many writers at once; the reading is dropped"))
+				return learning.Calibration{}, wrap(ctx, "calibrate", errors.New("too many writers at once; the reading is dropped"))
 			}
 			if err := backOff(ctx, try); err != nil {
-				return budget.Calibration{}, wrap(ctx, "calibrate", err)
+				return learning.Calibration{}, wrap(ctx, "calibrate", err)
 			}
 		}
 		err := s.rdb.Watch(ctx, func(tx *redis.Tx) error {
@@ -85,7 +86,7 @@ func backOff(ctx context.Context, try int) error {
 }
 
 // Calibrations reads every deployment's calibration in one pipeline.
-func (s *Driver) Calibrations(ctx context.Context, deployments ...string) ([]budget.Calibration, error) {
+func (s *Driver) Calibrations(ctx context.Context, deployments ...string) ([]learning.Calibration, error) {
 	cmds := make([]*redis.StringCmd, len(deployments))
 	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, d := range deployments {
@@ -96,7 +97,7 @@ func (s *Driver) Calibrations(ctx context.Context, deployments ...string) ([]bud
 	if err != nil && !errors.Is(err, redis.Nil) {
 		return nil, wrap(ctx, "calibrations", err)
 	}
-	out := make([]budget.Calibration, len(deployments))
+	out := make([]learning.Calibration, len(deployments))
 	for i, c := range cmds {
 		if out[i], err = readCalibration(c); err != nil {
 			return nil, wrap(ctx, "calibrations", err)
@@ -108,17 +109,17 @@ func (s *Driver) Calibrations(ctx context.Context, deployments ...string) ([]bud
 // readCalibration decodes a stored calibration; a missing key is the zero
 // one, and so is one that no longer decodes (a newer or older layout):
 // the model starts over rather than fail calls.
-func readCalibration(c *redis.StringCmd) (budget.Calibration, error) {
+func readCalibration(c *redis.StringCmd) (learning.Calibration, error) {
 	b, err := c.Bytes()
 	switch {
 	case errors.Is(err, redis.Nil):
-		return budget.Calibration{}, nil
+		return learning.Calibration{}, nil
 	case err != nil:
-		return budget.Calibration{}, err
+		return learning.Calibration{}, err
 	}
-	var cal budget.Calibration
+	var cal learning.Calibration
 	if json.Unmarshal(b, &cal) != nil {
-		return budget.Calibration{}, nil
+		return learning.Calibration{}, nil
 	}
 	return cal, nil
 }

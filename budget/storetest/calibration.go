@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/headroom-agent/headroom/budget"
+	"github.com/headroom-agent/headroom/budget/learning"
 )
 
 // testHeld: a reservation says what the window held once it was admitted,
@@ -37,17 +38,17 @@ func testCalibration(t *testing.T, h Harness) {
 	}
 	other, _ := reopen(t, h, s).Calibrator()
 	got, err := c.Calibrations(bg, "a", "b")
-	if err != nil || len(got) != 2 || got[0] != (budget.Calibration{}) || got[1] != (budget.Calibration{}) {
+	if err != nil || len(got) != 2 || got[0] != (learning.Calibration{}) || got[1] != (learning.Calibration{}) {
 		t.Fatalf("before anything was learned: %+v, %v; want two zero calibrations", got, err)
 	}
 	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	want := budget.Calibration{Ratio: 1.1, Weight: 12, Safety: 0.05, Lag: 7 * time.Millisecond, Extra: time.Millisecond,
-		Open: budget.Fit{Window: 42, N: 3, SX: 1, SY: 2, SXX: 3, SYY: 4, SXY: 5}, Widened: at, Slowed: at, Tightened: at, Updated: at}
-	if _, err := c.UpdateCalibration(bg, "a", func(budget.Calibration) budget.Calibration { return want }); err != nil {
+	want := learning.Calibration{Ratio: 1.1, Weight: 12, Safety: 0.05, Lag: 7 * time.Millisecond, Extra: time.Millisecond,
+		Open: learning.Fit{Window: 42, N: 3, SX: 1, SY: 2, SXX: 3, SYY: 4, SXY: 5}, Widened: at, Slowed: at, Tightened: at, Updated: at}
+	if _, err := c.UpdateCalibration(bg, "a", func(learning.Calibration) learning.Calibration { return want }); err != nil {
 		t.Fatal(err)
 	}
 	got, err = other.Calibrations(bg, "b", "a")
-	if err != nil || got[0] != (budget.Calibration{}) || !got[1].Updated.Equal(at) {
+	if err != nil || got[0] != (learning.Calibration{}) || !got[1].Updated.Equal(at) {
 		t.Fatalf("read from another handle: %+v, %v", got, err)
 	}
 	got[1].Widened, got[1].Slowed, got[1].Tightened, got[1].Updated = at, at, at, at // equal instants, maybe another location
@@ -64,7 +65,7 @@ func testCalibration(t *testing.T, h Harness) {
 		}
 		wg.Go(func() {
 			for range each {
-				if _, err := st.UpdateCalibration(bg, "b", func(c budget.Calibration) budget.Calibration { c.Weight++; return c }); err != nil {
+				if _, err := st.UpdateCalibration(bg, "b", func(c learning.Calibration) learning.Calibration { c.Weight++; return c }); err != nil {
 					t.Error(err)
 				}
 			}
@@ -74,7 +75,7 @@ func testCalibration(t *testing.T, h Harness) {
 	if got, _ := c.Calibrations(bg, "b"); got[0].Weight != writers*each {
 		t.Errorf("after %d concurrent updates: weight %v", writers*each, got[0].Weight)
 	}
-	if _, err := c.UpdateCalibration(bg, "", func(c budget.Calibration) budget.Calibration { return c }); err == nil {
+	if _, err := c.UpdateCalibration(bg, "", func(c learning.Calibration) learning.Calibration { return c }); err == nil {
 		t.Error("a calibration with no deployment was accepted")
 	}
 }

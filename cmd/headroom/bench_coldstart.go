@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/headroom-agent/headroom/bench/coldstart"
-	"github.com/headroom-agent/headroom/budget"
+	"github.com/headroom-agent/headroom/budget/learning"
 	"github.com/headroom-agent/headroom/budget/redisstore"
 )
 
@@ -28,7 +28,7 @@ func benchColdstart(fs *pflag.FlagSet) runner {
 	stall := fs.Duration("stall", 20*time.Millisecond, "starve each client as a packed host does: stop it now and then (SIGSTOP, SIGCONT) for a lognormal time around this median (the 99th percentile at 10 times it); 0 for none")
 	stallMax := fs.Duration("stall-max", 0, "the longest stall (default 20 times --stall)")
 	stallEvery := fs.Duration("stall-every", 0, "the mean time between a client's stalls (default 10 times --stall)")
-	coldLag := fs.Duration("cold-lag", 0, "the learned pacing's allowance before any lag is measured (default the config's default, "+budget.DefaultColdLag.String()+")")
+	coldLag := fs.Duration("cold-lag", 0, "the learned pacing's allowance before any lag is measured (default the config's default, "+learning.DefaultColdLag.String()+")")
 	asJSON := fs.Bool("json", false, "print an array of rows as JSON")
 	return func(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if *processes < 1 || *delay < 0 || *jitter < 0 || *jitter > 1 || *tail < 0 || *tail > 3 || *tailMax < 0 || *stall < 0 || *stallMax < 0 || *stallEvery < 0 {
