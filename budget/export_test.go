@@ -17,3 +17,9 @@ func NewMemDriver(o MemOptions) Driver { return newMemDriver(o) }
 
 // MemFootprint counts what a memory driver keeps for deployment.
 func MemFootprint(d Driver, deployment string) int { return d.(*memDriver).Footprint(deployment) }
+
+// The feedback readers the router uses, for tests of the headers.
+var (
+	AskedWait = askedWait
+	Classify  = classify
+)

@@ -58,12 +58,13 @@ func count(h http.Header, names []string) int64 {
 	return -1
 }
 
-// RetryAfter is how long h asks the caller to wait (see AskedWait); 0
-// when it asks nothing usable. A wait longer than a Duration holds (an
+// RetryAfter is how long h asks the caller to wait: retry-after-ms (or
+// x-ms-retry-after-ms), else retry-after in seconds or as an HTTP date,
+// relative to now; 0 when it asks nothing usable. A wait longer than a Duration holds (an
 // HTTP date in the year 9999, "1e400") is the longest Duration, never one
 // that wraps around.
 func RetryAfter(h http.Header, now time.Time) time.Duration {
-	return AskedWait(h, now).Duration()
+	return askedWait(h, now).Duration()
 }
 
 // Wait is what an answer's headers ask a caller to wait before it asks
@@ -75,11 +76,11 @@ type Wait struct {
 	Header  string
 }
 
-// AskedWait reads retry-after-ms (or x-ms-retry-after-ms), else
+// askedWait reads retry-after-ms (or x-ms-retry-after-ms), else
 // retry-after in seconds or as an HTTP date, relative to now. What no
 // server means (a negative number, NaN, a date already past, text) is no
 // wait: the zero Wait.
-func AskedWait(h http.Header, now time.Time) Wait {
+func askedWait(h http.Header, now time.Time) Wait {
 	for _, n := range []string{"retry-after-ms", "x-ms-retry-after-ms"} {
 		if ms, ok := seconds(h.Get(n)); ok && ms > 0 {
 			return Wait{Seconds: ms / 1000, Header: n}
@@ -146,10 +147,10 @@ const (
 	CauseUnknown    Cause = "unknown"
 )
 
-// Classify names the cause of a 429 from its headers: a token limit below
+// classify names the cause of a 429 from its headers: a token limit below
 // the configured one is an adjustment; no room left for the call's tokens
 // is tokens; no request left is requests.
-func Classify(fb Feedback, configuredTPM, cost int64) Cause {
+func classify(fb Feedback, configuredTPM, cost int64) Cause {
 	switch {
 	case fb.LimitTokens > 0 && fb.LimitTokens < configuredTPM:
 		return CauseAdjustment

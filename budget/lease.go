@@ -142,7 +142,7 @@ func (l *Lease) done(ctx context.Context, o Outcome, fb Feedback, now time.Time)
 		// Refused at the door: Azure charged nothing for it.
 		l.cancel(ctx)
 		l.route.br.release(l.probe)
-		cause := Classify(fb, d.QuotaTPM, l.Reservation.Tokens)
+		cause := classify(fb, d.QuotaTPM, l.Reservation.Tokens)
 		r.metrics.limited(d.Name, cause)
 		r.census429(d, cause)
 		wait := min(fb.RetryAfter, MaxBreakerWait)
@@ -389,7 +389,7 @@ func (r *Router) Do(ctx context.Context, c Call, send func(context.Context, *Lea
 		if o.Status != http.StatusTooManyRequests {
 			continue
 		}
-		if w := tooLong(ctx, l.Deployment.Name, AskedWait(o.Header, time.Now())); w != nil {
+		if w := tooLong(ctx, l.Deployment.Name, askedWait(o.Header, time.Now())); w != nil {
 			gone = append(gone, l.Deployment.Name)
 			if len(gone) >= len(routes) {
 				r.metrics.add(func(m *MetricsSnapshot) { m.Failed++ })
