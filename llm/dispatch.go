@@ -187,8 +187,16 @@ func (d *Dispatcher) do(ctx context.Context, c budget.Call, bound int64, send at
 		var wrote atomic.Int64
 		trace := &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { wrote.Store(time.Now().UnixNano()) }}
 		w := &answerWatch{limit: bound}
+		gate := &sendGate{by: l.SendBy()}
 		used, err := send(httptrace.WithClientTrace(ctx, trace), &client, l.Deployment.Deployment,
-			option.WithResponseInto(&raw), option.WithMiddleware(w.middleware))
+			option.WithResponseInto(&raw), option.WithMiddleware(w.middleware), option.WithMiddleware(gate.middleware))
+		if !gate.late.IsZero() {
+			// Built, and late by the time it reached the transport.
+			if sent--; sent > 0 {
+				r.Retries--
+			}
+			return budget.Outcome{Late: true, LateAt: gate.late}
+		}
 		o := outcome(raw, w.check(ctx, l.Deployment, raw, err))
 		o.UsedTokens = max(0, used) // an answer's usage cannot give room back
 		if w := wrote.Load(); w > 0 {
@@ -233,6 +241,26 @@ func (d *Dispatcher) do(ctx context.Context, c budget.Call, bound int64, send at
 	}
 	// An error body may echo the request, its key included.
 	return lease, r, redact.Error(err)
+}
+
+// sendGate checks a lease's send-by once more as the last middleware, the
+// moment before the transport takes the request: building it (the body,
+// a token for Entra) takes time a starved process may not have, and a
+// request cannot be taken back once the transport has it.
+type sendGate struct {
+	by   time.Time // zero: no bound
+	late time.Time // when the request was held back
+}
+
+// errLate is what the gate answers for a request it held back.
+var errLate = errors.New("llm: not sent: the lease's send-by passed while the request was built")
+
+func (g *sendGate) middleware(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+	if now := time.Now(); !g.by.IsZero() && now.After(g.by) {
+		g.late = now
+		return nil, errLate
+	}
+	return next(req)
 }
 
 // outcome reads an attempt's status and headers from the raw response or

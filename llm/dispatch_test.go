@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -232,6 +233,30 @@ deployments:
 	for _, st := range sim.Stats().Deployments {
 		if st.RateLimited.Total() != 0 {
 			t.Errorf("%+v", st)
+		}
+	}
+}
+
+// TestSendGateHoldsBackALateRequest: the last middleware passes a request
+// whose lease has no send-by or one still ahead, and holds back one whose
+// send-by has passed, without handing it to the transport.
+func TestSendGateHoldsBackALateRequest(t *testing.T) {
+	req := httptest.NewRequest(http.MethodPost, "https://a.openai.azure.com/", nil)
+	for _, c := range []struct {
+		name string
+		by   time.Time
+		sent bool
+	}{
+		{"no send-by", time.Time{}, true},
+		{"send-by ahead", time.Now().Add(time.Minute), true},
+		{"send-by passed", time.Now().Add(-time.Millisecond), false},
+	} {
+		g := &sendGate{by: c.by}
+		sent := false
+		_, err := g.middleware(req, func(*http.Request) (*http.Response, error) { sent = true; return &http.Response{StatusCode: 200}, nil })
+		heldBack := !g.late.IsZero()
+		if sent != c.sent || (err == nil) != c.sent || heldBack == c.sent {
+			t.Errorf("%s: handed to the transport %v, err %v, held back at %v", c.name, sent, err, g.late)
 		}
 	}
 }
