@@ -169,33 +169,30 @@ func (d *Dispatcher) do(ctx context.Context, c budget.Call, bound int64, send at
 		if !ok {
 			return budget.Outcome{Err: fmt.Errorf("no client for %s", l.Deployment.Name)}
 		}
-		// A call that reaches this point after the lease's send-by is not
-		// sent: the fleet's pacing assumed it would arrive sooner. The
-		// check is made before anything is written; a request cannot be
-		// taken back once the transport has it.
-		if sendBy := l.SendBy(); !sendBy.IsZero() {
-			if now := time.Now(); now.After(sendBy) {
-				// Reserved again, not retried: it never left.
-				if sent--; sent > 0 {
-					r.Retries--
-				}
-				return budget.Outcome{Late: true, LateAt: now}
+		// A call past the lease's send-by is not sent: the fleet's pacing
+		// assumed it would arrive sooner. It is checked here, before the
+		// request is built, and again by the gate, the moment before the
+		// transport takes it; a request cannot be taken back after that.
+		gate := &sendGate{by: l.SendBy()}
+		late := func(at time.Time) budget.Outcome {
+			// Reserved again, not retried: it never left.
+			if sent--; sent > 0 {
+				r.Retries--
 			}
+			return budget.Outcome{Late: true, LateAt: at}
+		}
+		if now := time.Now(); gate.passed(now) {
+			return late(now)
 		}
 		var raw *http.Response
 		// The transport reports the write from its own goroutine.
 		var wrote atomic.Int64
 		trace := &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { wrote.Store(time.Now().UnixNano()) }}
 		w := &answerWatch{limit: bound}
-		gate := &sendGate{by: l.SendBy()}
 		used, err := send(httptrace.WithClientTrace(ctx, trace), &client, l.Deployment.Deployment,
 			option.WithResponseInto(&raw), option.WithMiddleware(w.middleware), option.WithMiddleware(gate.middleware))
 		if !gate.late.IsZero() {
-			// Built, and late by the time it reached the transport.
-			if sent--; sent > 0 {
-				r.Retries--
-			}
-			return budget.Outcome{Late: true, LateAt: gate.late}
+			return late(gate.late) // built, and late by the time it reached the transport
 		}
 		o := outcome(raw, w.check(ctx, l.Deployment, raw, err))
 		o.UsedTokens = max(0, used) // an answer's usage cannot give room back
@@ -255,8 +252,11 @@ type sendGate struct {
 // errLate is what the gate answers for a request it held back.
 var errLate = errors.New("llm: not sent: the lease's send-by passed while the request was built")
 
+// passed reports whether the send-by has passed at now.
+func (g *sendGate) passed(now time.Time) bool { return !g.by.IsZero() && now.After(g.by) }
+
 func (g *sendGate) middleware(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
-	if now := time.Now(); !g.by.IsZero() && now.After(g.by) {
+	if now := time.Now(); g.passed(now) {
 		g.late = now
 		return nil, errLate
 	}
