@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
@@ -181,8 +182,8 @@ func (d *Dispatcher) do(ctx context.Context, c budget.Call, bound int64, send at
 			}
 			return budget.Outcome{Late: true, LateAt: at}
 		}
-		if now := time.Now(); gate.passed(now) {
-			return late(now)
+		if gate.hold() {
+			return late(gate.heldAt())
 		}
 		var raw *http.Response
 		// The transport reports the write from its own goroutine.
@@ -191,8 +192,8 @@ func (d *Dispatcher) do(ctx context.Context, c budget.Call, bound int64, send at
 		w := &answerWatch{limit: bound}
 		used, err := send(httptrace.WithClientTrace(ctx, trace), &client, l.Deployment.Deployment,
 			option.WithResponseInto(&raw), option.WithMiddleware(w.middleware), option.WithMiddleware(gate.middleware))
-		if !gate.late.IsZero() {
-			return late(gate.late) // built, and late by the time it reached the transport
+		if at := gate.heldAt(); !at.IsZero() {
+			return late(at) // built, and late by the time it could leave
 		}
 		o := outcome(raw, w.check(ctx, l.Deployment, raw, err))
 		o.UsedTokens = max(0, used) // an answer's usage cannot give room back
@@ -208,7 +209,7 @@ func (d *Dispatcher) do(ctx context.Context, c budget.Call, bound int64, send at
 	r.LatencyMS = time.Since(start).Milliseconds()
 	if lease != nil {
 		r.Deployment, r.TokensReserved = lease.Deployment.Name, lease.Reservation.Tokens
-		r.AdmittedAt = lease.Reservation.At
+		r.AdmittedAt, r.SendBy = lease.Reservation.At, lease.SendBy()
 		r.StoreWritesFailed = lease.WritesFailed()
 	}
 	var ce *budget.CallError
@@ -240,27 +241,81 @@ func (d *Dispatcher) do(ctx context.Context, c budget.Call, bound int64, send at
 	return lease, r, redact.Error(err)
 }
 
-// sendGate checks a lease's send-by once more as the last middleware, the
-// moment before the transport takes the request: building it (the body,
-// a token for Entra) takes time a starved process may not have, and a
-// request cannot be taken back once the transport has it.
+// sendGate checks a lease's send-by as late as a request allows: as the
+// last middleware, before the transport takes the request, and again as
+// the transport reads the request's body, after it has a connection (a
+// starved process may take long to dial) and before the first byte of the
+// request leaves: over HTTP/1 the headers wait in the connection's buffer
+// until the body is read. A request cannot be taken back once it has left.
 type sendGate struct {
-	by   time.Time // zero: no bound
-	late time.Time // when the request was held back
+	by   time.Time    // zero: no bound
+	late atomic.Int64 // when the request was held back, in Unix ns; set from the transport's goroutine
 }
 
 // errLate is what the gate answers for a request it held back.
-var errLate = errors.New("llm: not sent: the lease's send-by passed while the request was built")
+var errLate = errors.New("llm: not sent: the lease's send-by passed before the request left")
 
 // passed reports whether the send-by has passed at now.
 func (g *sendGate) passed(now time.Time) bool { return !g.by.IsZero() && now.After(g.by) }
 
+// hold reports whether the send-by has passed, and if so records when.
+func (g *sendGate) hold() bool {
+	now := time.Now()
+	if !g.passed(now) {
+		return false
+	}
+	g.late.CompareAndSwap(0, now.UnixNano())
+	return true
+}
+
+// heldAt is when the gate held the request back; zero if it did not.
+func (g *sendGate) heldAt() time.Time {
+	if ns := g.late.Load(); ns != 0 {
+		return time.Unix(0, ns)
+	}
+	return time.Time{}
+}
+
 func (g *sendGate) middleware(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
-	if now := time.Now(); g.passed(now) {
-		g.late = now
+	if g.hold() {
 		return nil, errLate
 	}
+	if g.by.IsZero() || req.Body == nil {
+		return next(req)
+	}
+	req.Body = &gatedBody{ReadCloser: req.Body, gate: g}
+	if get := req.GetBody; get != nil {
+		// The transport sends a request again on a fresh connection when a
+		// kept-alive one died before any of it was written; the body it
+		// rewinds to is checked the same way.
+		req.GetBody = func() (io.ReadCloser, error) {
+			b, err := get()
+			if err != nil || b == nil {
+				return b, err
+			}
+			return &gatedBody{ReadCloser: b, gate: g}, nil
+		}
+	}
 	return next(req)
+}
+
+// gatedBody is a request body that fails its first read once the gate's
+// send-by has passed; the transport then closes the connection with none
+// of the request written.
+type gatedBody struct {
+	io.ReadCloser
+	gate    *sendGate
+	checked bool
+}
+
+func (b *gatedBody) Read(p []byte) (int, error) {
+	if !b.checked {
+		b.checked = true
+		if b.gate.hold() {
+			return 0, errLate
+		}
+	}
+	return b.ReadCloser.Read(p)
 }
 
 // outcome reads an attempt's status and headers from the raw response or

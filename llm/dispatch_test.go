@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -237,6 +240,51 @@ deployments:
 	}
 }
 
+// TestSendGateHoldsBackARequestDialledLate: a request whose send-by
+// passes while its process dials the connection never reaches the server;
+// one whose send-by is still ahead once connected does. Real transport,
+// real server: what the server saw is the test.
+func TestSendGateHoldsBackARequestDialledLate(t *testing.T) {
+	var arrived atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		arrived.Add(1)
+		io.Copy(io.Discard, r.Body)
+	}))
+	defer srv.Close()
+	const dial = 50 * time.Millisecond
+	// Each request dials: none keeps a connection for the next.
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true, DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		time.Sleep(dial) // a process not scheduled while it connects
+		return (&net.Dialer{}).DialContext(ctx, network, addr)
+	}}}
+	for _, c := range []struct {
+		name string
+		by   time.Duration // from the request, ahead of the dial or inside it
+		sent bool
+	}{
+		{"send-by after the dial", time.Minute, true},
+		{"send-by during the dial", dial / 5, false},
+	} {
+		before := arrived.Load()
+		req, err := http.NewRequest(http.MethodPost, srv.URL, strings.NewReader(`{"messages":[]}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		g := &sendGate{by: time.Now().Add(c.by)}
+		resp, err := g.middleware(req, client.Do)
+		if resp != nil {
+			resp.Body.Close()
+		}
+		got := arrived.Load() - before
+		if (got == 1) != c.sent || (err == nil) != c.sent || g.heldAt().IsZero() == !c.sent {
+			t.Errorf("%s: the server saw %d requests, err %v, held back at %v", c.name, got, err, g.heldAt())
+		}
+		if !c.sent && !errors.Is(err, errLate) {
+			t.Errorf("%s: err %v, want errLate", c.name, err)
+		}
+	}
+}
+
 // TestSendGateHoldsBackALateRequest: the last middleware passes a request
 // whose lease has no send-by or one still ahead, and holds back one whose
 // send-by has passed, without handing it to the transport.
@@ -254,9 +302,9 @@ func TestSendGateHoldsBackALateRequest(t *testing.T) {
 		g := &sendGate{by: c.by}
 		sent := false
 		_, err := g.middleware(req, func(*http.Request) (*http.Response, error) { sent = true; return &http.Response{StatusCode: 200}, nil })
-		heldBack := !g.late.IsZero()
+		heldBack := !g.heldAt().IsZero()
 		if sent != c.sent || (err == nil) != c.sent || heldBack == c.sent {
-			t.Errorf("%s: handed to the transport %v, err %v, held back at %v", c.name, sent, err, g.late)
+			t.Errorf("%s: handed to the transport %v, err %v, held back at %v", c.name, sent, err, g.heldAt())
 		}
 	}
 }
