@@ -22,9 +22,13 @@ type Report struct {
 	// AdmittedAt is when the budget admitted the call's last request, by
 	// the store's clock, and SentAt when that request finished going out:
 	// between them, the time a fleet's pacing allows for (see
-	// learning.Calibration.Lag). Zero without a request.
+	// learning.Calibration.Lag). SendBy is the latest that request could
+	// leave, by the fleet's pacing (budget.Lease.SendBy); a SentAt after
+	// it is a process stopped in the last instant before its request left.
+	// Zero without a request, and SendBy without a bound.
 	AdmittedAt time.Time `json:"admitted_at,omitzero"`
 	SentAt     time.Time `json:"sent_at,omitzero"`
+	SendBy     time.Time `json:"send_by,omitzero"`
 	// Retries counts the requests beyond the first: the router's retries
 	// on 429s, 5xx and timeouts, a fallback, a truncation retry, a repair
 	// request. A budget store asked again (budget.Router's) sends nothing
@@ -67,7 +71,7 @@ func (r *Report) add(x Report) {
 	r.TokensUsed += x.TokensUsed
 	r.LatencyMS += x.LatencyMS
 	if !x.AdmittedAt.IsZero() {
-		r.AdmittedAt, r.SentAt = x.AdmittedAt, x.SentAt
+		r.AdmittedAt, r.SentAt, r.SendBy = x.AdmittedAt, x.SentAt, x.SendBy
 	}
 	r.Retries += x.Retries
 	r.RateLimited += x.RateLimited

@@ -96,6 +96,17 @@ type Row struct {
 	// LatencyP50MS and LatencyP99MS are the calls' own (their reports').
 	LatencyP50MS int64 `json:"latency_p50_ms"`
 	LatencyP99MS int64 `json:"latency_p99_ms"`
+	// SendLagP99MS and SendLagMaxMS are from the budget admitting each
+	// process's last request to the request leaving it: the lag the
+	// pacing allows for, as the processes lived it.
+	SendLagP99MS int64 `json:"send_lag_p99_ms"`
+	SendLagMaxMS int64 `json:"send_lag_max_ms"`
+	// PastSendBy counts the requests that left after their send-by: the
+	// process was stopped after its last check, in the instant before the
+	// request left, where no check can reach; PastSendByMaxMS is the
+	// longest such overrun.
+	PastSendBy      int   `json:"past_send_by"`
+	PastSendByMaxMS int64 `json:"past_send_by_max_ms"`
 	// PacingAllowanceMS is the learned allowance per deployment at the
 	// end (learned mode only).
 	PacingAllowanceMS map[string]float64 `json:"pacing_allowance_ms,omitempty"`
@@ -156,7 +167,13 @@ func Run(ctx context.Context, o Options) ([]Row, error) {
 		o.Dir = d
 	}
 	if !raisePriority() {
-		fmt.Fprintf(o.Progress, "headroom bench coldstart: the simulator runs at the clients' priority or near it (raising it needs root or CAP_SYS_NICE): on a busy machine it may count calls late, and together\n")
+		fmt.Fprintf(o.Progress, "headroom bench coldstart: the simulator runs at the clients' priority or near it (raising it needs root or CAP_SYS_NICE): on a busy machine it may count calls late and bunched\n")
+	}
+	if pid, restore := raiseRedis(ctx, o.Redis); pid > 0 {
+		defer restore()
+		fmt.Fprintf(o.Progress, "headroom bench coldstart: the Redis server on this machine (pid %d) runs at nice %d or above while the bench runs, above the clients\n", pid, serverNice)
+	} else if loopback(hostOf(o.Redis)) {
+		fmt.Fprintf(o.Progress, "headroom bench coldstart: the Redis server on this machine keeps its priority (raising it needs root or CAP_SYS_NICE, and the server in this PID namespace): with hundreds of clients it may answer their first round trips late\n")
 	}
 	var rows []Row
 	for _, m := range o.Modes {
@@ -264,10 +281,11 @@ func runOne(ctx context.Context, o Options, mode string) (Row, error) {
 				LatencyMS   int64     `json:"latency_ms"`
 				AdmittedAt  time.Time `json:"admitted_at"`
 				SentAt      time.Time `json:"sent_at"`
+				SendBy      time.Time `json:"send_by"`
 			}
 			if json.Unmarshal(out.Bytes(), &rep) == nil {
 				results[i] = result{ok: true, rateLimited: rep.RateLimited, latency: rep.LatencyMS,
-					sent: sent{deployment: rep.Deployment, admitted: rep.AdmittedAt, wentAt: rep.SentAt}}
+					sent: sent{deployment: rep.Deployment, admitted: rep.AdmittedAt, wentAt: rep.SentAt, by: rep.SendBy}}
 			}
 		})
 	}
@@ -307,6 +325,8 @@ func runOne(ctx context.Context, o Options, mode string) (Row, error) {
 	if !first.IsZero() {
 		row.AdmitMS = last.Sub(first).Milliseconds()
 	}
+	row.SendLagP99MS, row.SendLagMaxMS = sendLags(calls)
+	row.PastSendBy, row.PastSendByMaxMS = pastSendBy(calls)
 	row.Overflows = overflows(snap, calls, first)
 	if mode == "learned" {
 		row.PacingAllowanceMS, err = allowances(ctx, o, cfgFile)
@@ -315,6 +335,35 @@ func runOne(ctx context.Context, o Options, mode string) (Row, error) {
 		}
 	}
 	return row, nil
+}
+
+// sendLags is the 99th percentile and the longest of the calls' times
+// from admission to sending.
+func sendLags(calls []sent) (p99, longest int64) {
+	var lags []int64
+	for _, c := range calls {
+		if !c.admitted.IsZero() && !c.wentAt.IsZero() {
+			lags = append(lags, c.wentAt.Sub(c.admitted).Milliseconds())
+		}
+	}
+	if len(lags) == 0 {
+		return 0, 0
+	}
+	slices.Sort(lags)
+	n := len(lags)
+	return lags[min(n-1, n*99/100)], lags[n-1]
+}
+
+// pastSendBy counts the calls sent after their send-by, and the longest
+// overrun.
+func pastSendBy(calls []sent) (n int, longest int64) {
+	for _, c := range calls {
+		if !c.by.IsZero() && c.wentAt.After(c.by) {
+			n++
+			longest = max(longest, c.wentAt.Sub(c.by).Milliseconds())
+		}
+	}
+	return n, longest
 }
 
 // run runs cmd, starved by stalls while it runs.
@@ -410,15 +459,15 @@ func allowances(ctx context.Context, o Options, cfgFile string) (map[string]floa
 
 // Print writes rows as a table for people.
 func Print(w io.Writer, rows []Row) {
-	fmt.Fprintf(w, "%-8s %9s %9s %6s %12s %15s %9s %9s %9s %9s %9s  %s\n", "mode", "processes", "succeeded", "429s", "by (t/r)", "calls met 429", "wall ms", "admit ms", "floor ms", "p50 ms", "p99 ms", "pacing allowance")
+	fmt.Fprintf(w, "%-8s %9s %9s %6s %12s %15s %9s %9s %9s %9s %9s %13s %13s %14s  %s\n", "mode", "processes", "succeeded", "429s", "by (t/r)", "calls met 429", "wall ms", "admit ms", "floor ms", "p50 ms", "p99 ms", "send lag p99", "send lag max", "past send-by", "pacing allowance")
 	for _, r := range rows {
 		allow := ""
 		for _, d := range slices.Sorted(maps.Keys(r.PacingAllowanceMS)) {
 			allow += fmt.Sprintf(" %s %.0fms", d, r.PacingAllowanceMS[d])
 		}
-		fmt.Fprintf(w, "%-8s %9d %9d %6d %12s %8d (%3.0f%%) %9d %9d %9d %9d %9d %s\n", r.Mode, r.Processes, r.Succeeded, r.RateLimited,
+		fmt.Fprintf(w, "%-8s %9d %9d %6d %12s %8d (%3.0f%%) %9d %9d %9d %9d %9d %13d %13d %14s %s\n", r.Mode, r.Processes, r.Succeeded, r.RateLimited,
 			fmt.Sprintf("%d/%d", r.RateLimitedBy["tokens"], r.RateLimitedBy["requests"]),
-			r.CallsRateLimited, 100*float64(r.CallsRateLimited)/float64(max(1, r.Processes)), r.WallMS, r.AdmitMS, r.FloorMS, r.LatencyP50MS, r.LatencyP99MS, allow)
+			r.CallsRateLimited, 100*float64(r.CallsRateLimited)/float64(max(1, r.Processes)), r.WallMS, r.AdmitMS, r.FloorMS, r.LatencyP50MS, r.LatencyP99MS, r.SendLagP99MS, r.SendLagMaxMS, fmt.Sprintf("%d (≤%d ms)", r.PastSendBy, r.PastSendByMaxMS), allow)
 		for _, o := range r.Overflows {
 			fmt.Fprintf(w, "  429 on %s at %d ms: %d ms window of %d held calls counted over %d ms; %d admitted and %d sent in the window's length before it, longest admission-to-send %d ms\n",
 				o.Deployment, o.AtMS, o.WindowMS, o.Limit, o.HeldSpanMS, o.Admitted, o.Sent, o.MaxLagMS)

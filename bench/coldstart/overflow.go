@@ -37,6 +37,7 @@ type Overflow struct {
 type sent struct {
 	deployment       string
 	admitted, wentAt time.Time
+	by               time.Time // its send-by; zero without one
 }
 
 // overflows reads every refusal the simulator logged against what the
