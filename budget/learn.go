@@ -115,8 +115,13 @@ func (r *Router) observe(ctx context.Context, l *Lease, o Outcome, fb Feedback, 
 	case !o.Wrote.IsZero() && !l.admitted.IsZero():
 		lr.lag = max(lr.lag, o.Wrote.Sub(l.admitted))
 	case o.Late && !o.LateAt.IsZero() && !l.admitted.IsZero():
-		// It would have left at least this late.
-		lr.lag = max(lr.lag, o.LateAt.Sub(l.admitted))
+		// It would have left at least this late. It did not leave, so
+		// nothing arrived late: the lesson is that processes need longer,
+		// at most twice the allowance in force per reading. One process
+		// the host stopped for seconds would otherwise pace the whole
+		// fleet at that process's speed; a host that keeps its processes
+		// waiting goes on doubling it.
+		lr.lag = max(lr.lag, min(o.LateAt.Sub(l.admitted), 2*lr.cal.LagInForce(r.policy())))
 	}
 	lr.t429 = lr.t429 || cause == CauseTokens
 	lr.r429 = lr.r429 || cause == CauseRequests

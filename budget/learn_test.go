@@ -89,3 +89,29 @@ func TestFixedRoutersLearnNothing(t *testing.T) {
 		t.Errorf("a fixed router wrote %+v", got[0])
 	}
 }
+
+// TestALateProcessTeachesTwiceTheLagAtMost: a call held back because its
+// process was stopped for seconds past its send-by raises the fleet's lag
+// allowance to twice the one in force, not to the seconds it was stopped.
+func TestALateProcessTeachesTwiceTheLagAtMost(t *testing.T) {
+	s := memStore()
+	cal, _ := s.Calibrator()
+	if _, err := cal.UpdateCalibration(bg, "d", func(c learning.Calibration) learning.Calibration {
+		c.Lag, c.Readings, c.Updated = 100*time.Millisecond, 10, time.Now()
+		return c
+	}); err != nil {
+		t.Fatal(err)
+	}
+	r := router(t, s, config(t, "", "d:100000"))
+	l := acquire(t, r, budget.Call{Tokens: 100})
+	if err := l.Done(bg, budget.Outcome{Late: true, LateAt: time.Now().Add(10 * time.Second)}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := cal.Calibrations(bg, "d")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lag := got[0].LagInForce(learning.Policy{}); lag < 190*time.Millisecond || lag > 210*time.Millisecond {
+		t.Errorf("after a call late by 10 s the fleet's lag is %v, want twice the 100ms in force", lag)
+	}
+}
