@@ -90,6 +90,12 @@ var _ budget.Driver = (*Driver)(nil)
 // in this long is treated as unavailable rather than waited on.
 const DefaultTimeout = 300 * time.Millisecond
 
+// dialTimeout bounds a connection's opening, longer than a round trip: a
+// fleet starting on a packed host dials all at once, and a process the
+// scheduler does not run for a moment sees its connect time out though the
+// server answered it. A server that refuses is known at once either way.
+const dialTimeout = time.Second
+
 // Dial connects to the Redis at rawURL with settings fit for a budget:
 // short timeouts that honour the context, one re-send (safe: every script
 // is idempotent) and no dial retry storm. The URL is one of
@@ -129,10 +135,10 @@ func Dial(rawURL string, poolSize int) (redis.UniversalClient, error) {
 }
 
 // tune sets what a budget wants of either client's options, which are two
-// types with the same fields: every wait bounded by DefaultTimeout and the
-// context, one re-send, one dial retry.
+// types with the same fields: every wait bounded by DefaultTimeout (a dial
+// by dialTimeout) and the context, one re-send, one dial retry.
 func tune(dial, read, write, pool *time.Duration, ctxTimeout *bool, retries, dialerRetries *int) {
-	*dial, *read, *write, *pool = DefaultTimeout, DefaultTimeout, DefaultTimeout, DefaultTimeout
+	*dial, *read, *write, *pool = dialTimeout, DefaultTimeout, DefaultTimeout, DefaultTimeout
 	*ctxTimeout, *retries, *dialerRetries = true, 1, 1
 }
 

@@ -291,7 +291,7 @@ func TestDialPicksTheClient(t *testing.T) {
 		case *redis.ClusterClient:
 			o := r.Options()
 			if !c.cluster || !slices.Equal(o.Addrs, c.addrs) || (o.TLSConfig != nil) != c.tls ||
-				o.DialTimeout != DefaultTimeout || o.ReadTimeout != DefaultTimeout || o.WriteTimeout != DefaultTimeout ||
+				o.DialTimeout != dialTimeout || o.ReadTimeout != DefaultTimeout || o.WriteTimeout != DefaultTimeout ||
 				o.PoolTimeout != DefaultTimeout || !o.ContextTimeoutEnabled || o.MaxRetries != 1 || o.DialerRetries != 1 || o.PoolSize != 7 {
 				t.Errorf("Dial(%s) = cluster client with %+v", c.url, o)
 			}
@@ -301,7 +301,7 @@ func TestDialPicksTheClient(t *testing.T) {
 		case *redis.Client:
 			o := r.Options()
 			if c.cluster || o.Addr != c.addrs[0] || (o.TLSConfig != nil) != c.tls ||
-				o.DialTimeout != DefaultTimeout || o.ReadTimeout != DefaultTimeout || o.WriteTimeout != DefaultTimeout ||
+				o.DialTimeout != dialTimeout || o.ReadTimeout != DefaultTimeout || o.WriteTimeout != DefaultTimeout ||
 				o.PoolTimeout != DefaultTimeout || !o.ContextTimeoutEnabled || o.MaxRetries != 1 || o.DialerRetries != 1 || o.PoolSize != 7 {
 				t.Errorf("Dial(%s) = client with %+v", c.url, o)
 			}
