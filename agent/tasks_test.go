@@ -281,7 +281,7 @@ func logResult(t *testing.T, res agent.Result) {
 }
 
 // timings are the fields that differ from run to run by the clock alone.
-var timings = map[string]bool{"latency_ms": true, "admitted_at": true, "sent_at": true, "elapsed_ms": true,
+var timings = map[string]bool{"latency_ms": true, "admitted_at": true, "sent_at": true, "send_by": true, "elapsed_ms": true,
 	"agent_ms": true, "model_ms": true, "peak_rss_mb": true, "chrome_peak_rss_mb": true}
 
 // untimed is the result as JSON values, less its timings.

@@ -243,10 +243,12 @@ func (d *Dispatcher) do(ctx context.Context, c budget.Call, bound int64, send at
 
 // sendGate checks a lease's send-by as late as a request allows: as the
 // last middleware, before the transport takes the request, and again as
-// the transport reads the request's body, after it has a connection (a
-// starved process may take long to dial) and before the first byte of the
-// request leaves: over HTTP/1 the headers wait in the connection's buffer
-// until the body is read. A request cannot be taken back once it has left.
+// the transport reads the request's body, after it holds a connection (a
+// starved process may take long to dial) and before the body leaves. The
+// headers may have gone ahead (net/http sends them first for a body it
+// cannot see into), but a request whose body never comes is one no server
+// can price, count or serve. A request cannot be taken back once it has
+// left whole.
 type sendGate struct {
 	by   time.Time    // zero: no bound
 	late atomic.Int64 // when the request was held back, in Unix ns; set from the transport's goroutine
@@ -301,7 +303,7 @@ func (g *sendGate) middleware(req *http.Request, next option.MiddlewareNext) (*h
 
 // gatedBody is a request body that fails its first read once the gate's
 // send-by has passed; the transport then closes the connection with none
-// of the request written.
+// of the body written.
 type gatedBody struct {
 	io.ReadCloser
 	gate    *sendGate

@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/headroom-agent/headroom/budget/redisstore"
+	"github.com/headroom-agent/headroom/internal/safefile"
 )
 
 // raiseRedis puts the Redis server at rawURL at serverNice for the run,
@@ -39,7 +40,10 @@ func raiseRedis(ctx context.Context, rawURL string) (pid int, restore func()) {
 	pid = infoField(info, "process_id")
 	// A server in another PID namespace (a container publishing its port)
 	// has a pid that may name another process here: it must be Redis.
-	if comm, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm"); pid <= 0 || err != nil || !strings.HasPrefix(string(comm), "redis") {
+	if pid <= 0 {
+		return 0, restore
+	}
+	if comm, err := safefile.ReadFile("/proc/"+strconv.Itoa(pid)+"/comm", 256, "the Redis server's process name"); err != nil || !strings.HasPrefix(string(comm), "redis") {
 		return 0, restore
 	}
 	tasks, err := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/task")
