@@ -101,6 +101,10 @@ type Row struct {
 	// pacing allows for, as the processes lived it.
 	SendLagP99MS int64 `json:"send_lag_p99_ms"`
 	SendLagMaxMS int64 `json:"send_lag_max_ms"`
+	// ServerLagMaxMS is the longest the simulator took to count a call
+	// past its dispatch delay (azuresim.Stats.CountLagMax): a server the
+	// clients starved counts their calls late and bunched.
+	ServerLagMaxMS int64 `json:"server_lag_max_ms"`
 	// PastSendBy counts the requests that left after their send-by: the
 	// process was stopped after its last check, in the instant before the
 	// request left, where no check can reach; PastSendByMaxMS is the
@@ -318,6 +322,7 @@ func runOne(ctx context.Context, o Options, mode string) (Row, error) {
 		if st.LastAccepted.After(last) {
 			last = st.LastAccepted
 		}
+		row.ServerLagMaxMS = max(row.ServerLagMaxMS, st.CountLagMax.Milliseconds())
 		row.RateLimited += st.RateLimited.Total()
 		row.RateLimitedBy["tokens"] += st.RateLimited.Tokens
 		row.RateLimitedBy["requests"] += st.RateLimited.Requests
@@ -459,15 +464,15 @@ func allowances(ctx context.Context, o Options, cfgFile string) (map[string]floa
 
 // Print writes rows as a table for people.
 func Print(w io.Writer, rows []Row) {
-	fmt.Fprintf(w, "%-8s %9s %9s %6s %12s %15s %9s %9s %9s %9s %9s %13s %13s %14s  %s\n", "mode", "processes", "succeeded", "429s", "by (t/r)", "calls met 429", "wall ms", "admit ms", "floor ms", "p50 ms", "p99 ms", "send lag p99", "send lag max", "past send-by", "pacing allowance")
+	fmt.Fprintf(w, "%-8s %9s %9s %6s %12s %15s %9s %9s %9s %9s %9s %13s %13s %14s %14s  %s\n", "mode", "processes", "succeeded", "429s", "by (t/r)", "calls met 429", "wall ms", "admit ms", "floor ms", "p50 ms", "p99 ms", "send lag p99", "send lag max", "past send-by", "server lag max", "pacing allowance")
 	for _, r := range rows {
 		allow := ""
 		for _, d := range slices.Sorted(maps.Keys(r.PacingAllowanceMS)) {
 			allow += fmt.Sprintf(" %s %.0fms", d, r.PacingAllowanceMS[d])
 		}
-		fmt.Fprintf(w, "%-8s %9d %9d %6d %12s %8d (%3.0f%%) %9d %9d %9d %9d %9d %13d %13d %14s %s\n", r.Mode, r.Processes, r.Succeeded, r.RateLimited,
+		fmt.Fprintf(w, "%-8s %9d %9d %6d %12s %8d (%3.0f%%) %9d %9d %9d %9d %9d %13d %13d %14s %14d %s\n", r.Mode, r.Processes, r.Succeeded, r.RateLimited,
 			fmt.Sprintf("%d/%d", r.RateLimitedBy["tokens"], r.RateLimitedBy["requests"]),
-			r.CallsRateLimited, 100*float64(r.CallsRateLimited)/float64(max(1, r.Processes)), r.WallMS, r.AdmitMS, r.FloorMS, r.LatencyP50MS, r.LatencyP99MS, r.SendLagP99MS, r.SendLagMaxMS, fmt.Sprintf("%d (≤%d ms)", r.PastSendBy, r.PastSendByMaxMS), allow)
+			r.CallsRateLimited, 100*float64(r.CallsRateLimited)/float64(max(1, r.Processes)), r.WallMS, r.AdmitMS, r.FloorMS, r.LatencyP50MS, r.LatencyP99MS, r.SendLagP99MS, r.SendLagMaxMS, fmt.Sprintf("%d (≤%d ms)", r.PastSendBy, r.PastSendByMaxMS), r.ServerLagMaxMS, allow)
 		for _, o := range r.Overflows {
 			fmt.Fprintf(w, "  429 on %s at %d ms: %d ms window of %d held calls counted over %d ms; %d admitted and %d sent in the window's length before it, longest admission-to-send %d ms\n",
 				o.Deployment, o.AtMS, o.WindowMS, o.Limit, o.HeldSpanMS, o.Admitted, o.Sent, o.MaxLagMS)

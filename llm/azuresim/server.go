@@ -272,7 +272,9 @@ func (r *resource) route(w http.ResponseWriter, req *http.Request, model, op str
 // 429. It reports whether the call may go on.
 func (c *call) admit(w http.ResponseWriter, estimate int64) (*ticket, bool) {
 	s := c.r.sim
-	if d := s.dispatchDelay(c.d); d > 0 {
+	start := time.Now()
+	d := s.dispatchDelay(c.d)
+	if d > 0 {
 		// The call is on its way to the count: a client that gives up
 		// meanwhile is never counted.
 		select {
@@ -289,7 +291,11 @@ func (c *call) admit(w http.ResponseWriter, estimate int64) (*ticket, bool) {
 		serverError(w)
 		return nil, false
 	}
-	t, refused, st := s.admit(c.d, estimate, time.Now())
+	now := time.Now()
+	s.mu.Lock()
+	c.d.stats.CountLagMax = max(c.d.stats.CountLagMax, now.Sub(start)-d)
+	s.mu.Unlock()
+	t, refused, st := s.admit(c.d, estimate, now)
 	c.commonHeaders(w)
 	setRateHeaders(w.Header(), st)
 	if refused != nil {

@@ -36,6 +36,10 @@ type Stats struct {
 	// accepted were counted: the span the deployment took to admit them.
 	FirstAccepted time.Time `json:"first_accepted,omitzero"`
 	LastAccepted  time.Time `json:"last_accepted,omitzero"`
+	// CountLagMax is the longest a call waited to be counted past its
+	// dispatch delay: the simulator's own lateness. A simulator starved of
+	// CPU counts calls late, and so bunched, which no client caused.
+	CountLagMax time.Duration `json:"count_lag_max_ns,omitempty"`
 	// Refusals are the deployment's first MaxRefusals request-window
 	// 429s, each with the admissions its window held: the admission log
 	// that tells a client that admitted too many from calls that reached
