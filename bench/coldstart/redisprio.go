@@ -24,8 +24,7 @@ import (
 // serverNice.
 func raiseRedis(ctx context.Context, rawURL string) (pid int, restore func()) {
 	restore = func() {}
-	u, err := url.Parse(rawURL)
-	if err != nil || !loopback(u.Hostname()) {
+	if !loopback(hostOf(rawURL)) {
 		return 0, restore
 	}
 	rdb, err := redisstore.Dial(rawURL, 1)
