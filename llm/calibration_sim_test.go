@@ -54,7 +54,11 @@ func TestRouterLearnsHowAzureCounts(t *testing.T) {
 			f := newFixture(t, azuresim.Config{Window: window, Seed: 1, Deployments: []azuresim.Deployment{
 				{Name: "a", TPM: 40000, RPM: 6000, Reply: "fixed", OutputTokens: 8, EstimateScale: scale},
 			}}, "window: 3s\n"+strings.Replace(deployments("a:40000"), "tpm: 40000", "tpm: 40000, rpm: 6000", 1))
-			load(t, f, 12, time.Now().Add(5*window), 400)
+			// Eight windows: a busy machine can bend one window's slope
+			// (the first calls dial, and arrive out of order), and the
+			// ratio needs the windows after it to average that out.
+			history := watchRatio(t, f, window)
+			load(t, f, 12, time.Now().Add(8*window), 400)
 
 			c := f.router.Calibrations()["a"]
 			if math.Abs(c.Ratio-scale)/scale > 0.02 {
@@ -74,8 +78,36 @@ func TestRouterLearnsHowAzureCounts(t *testing.T) {
 				t.Errorf("%d tokens 429s", st.RateLimited.Tokens)
 			}
 			m := f.router.Metrics()
-			t.Logf("scale %v: ratio %.4f safety %.3f margin %.3f; %d calls, 429s %+v", scale, c.Ratio, c.Safety, c.Margin(p), m.Completed, st.RateLimited)
+			t.Logf("scale %v: ratio %.4f safety %.3f margin %.3f; %d calls, 429s %+v; ratio/weight by window %s", scale, c.Ratio, c.Safety, c.Margin(p), m.Completed, st.RateLimited, history())
 		})
+	}
+}
+
+// watchRatio samples the learned ratio of deployment "a" once a window
+// until the test ends, for a failure to show how it got there.
+func watchRatio(t *testing.T, f *fixture, window time.Duration) func() string {
+	var mu sync.Mutex
+	var seen []string
+	tick := time.NewTicker(window)
+	done := make(chan struct{})
+	t.Cleanup(func() { tick.Stop(); close(done) })
+	go func() {
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				c := f.router.Calibrations()["a"]
+				mu.Lock()
+				seen = append(seen, fmt.Sprintf("%.4f/%.0f", c.Ratio, c.Weight))
+				mu.Unlock()
+			}
+		}
+	}()
+	return func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		return strings.Join(seen, " ")
 	}
 }
 
