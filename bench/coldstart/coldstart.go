@@ -19,9 +19,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/headroom-agent/headroom/budget"
@@ -189,43 +187,6 @@ func Run(ctx context.Context, o Options) ([]Row, error) {
 		rows = append(rows, row)
 	}
 	return rows, nil
-}
-
-// clientNice is the scheduling priority of the client processes, and
-// serverNice the bench's own (its simulator's), when it may raise it.
-const (
-	clientNice = 10
-	serverNice = -5
-)
-
-// niceCommand starts the headroom binary at clientNice: through nice(1),
-// so that every thread of the process is lowered from its start (Linux
-// keeps a priority per thread, and a Go program starts several before a
-// parent could lower them), or as it is when nice is not installed.
-func niceCommand(ctx context.Context, binary string, args ...string) *exec.Cmd {
-	if nice, err := exec.LookPath("nice"); err == nil {
-		return exec.CommandContext(ctx, nice, append([]string{"-n", strconv.Itoa(clientNice), binary}, args...)...)
-	}
-	return exec.CommandContext(ctx, binary, args...)
-}
-
-// raisePriority puts the bench's threads, and so its simulator's, at
-// serverNice, where the system allows it (root, or CAP_SYS_NICE): the
-// simulator stands for a service on machines of its own, and one that
-// counts calls late because other work on this machine starved it would
-// bunch them itself. Threads started later inherit it.
-func raisePriority() bool {
-	tasks, err := os.ReadDir("/proc/self/task")
-	if err != nil {
-		return false
-	}
-	ok := true
-	for _, t := range tasks {
-		if tid, err := strconv.Atoi(t.Name()); err == nil {
-			ok = syscall.Setpriority(syscall.PRIO_PROCESS, tid, serverNice) == nil && ok
-		}
-	}
-	return ok
 }
 
 // tokens per minute on every deployment: far more than the calls need,

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"syscall"
@@ -13,6 +14,66 @@ import (
 	"github.com/headroom-agent/headroom/budget/redisstore"
 	"github.com/headroom-agent/headroom/internal/safefile"
 )
+
+// clientNice is the scheduling priority of the client processes, and
+// serverNice that of the services they share (the simulator in the
+// bench's own process, and a Redis server on this machine), where the
+// system allows raising them (root, or CAP_SYS_NICE).
+const (
+	clientNice = 10
+	serverNice = -5
+)
+
+// niceCommand starts the headroom binary at clientNice: through nice(1),
+// so that every thread of the process is lowered from its start (Linux
+// keeps a priority per thread, and a Go program starts several before a
+// parent could lower them), or as it is when nice is not installed.
+func niceCommand(ctx context.Context, binary string, args ...string) *exec.Cmd {
+	if nice, err := exec.LookPath("nice"); err == nil {
+		return exec.CommandContext(ctx, nice, append([]string{"-n", strconv.Itoa(clientNice), binary}, args...)...)
+	}
+	return exec.CommandContext(ctx, binary, args...)
+}
+
+// raisePriority puts the bench's threads, and so its simulator's, at
+// serverNice: the simulator stands for a service on machines of its own,
+// and one that counts calls late because other work on this machine
+// starved it would bunch them itself. Threads started later inherit it.
+func raisePriority() bool {
+	_, ok := raiseTasks("self", serverNice)
+	return ok
+}
+
+// raiseTasks puts each thread of process pid ("self" for this one) that
+// runs below nice at nice, and returns the old priority of each it
+// raised; ok is false when one could not be raised. Linux keeps a
+// priority per thread, so a process is raised thread by thread.
+func raiseTasks(pid string, nice int) (was map[int]int, ok bool) {
+	tasks, err := os.ReadDir("/proc/" + pid + "/task")
+	if err != nil {
+		return nil, false
+	}
+	was, ok = map[int]int{}, true
+	for _, t := range tasks {
+		tid, err := strconv.Atoi(t.Name())
+		if err != nil {
+			continue
+		}
+		// Linux's getpriority returns 20 − nice.
+		p, err := syscall.Getpriority(syscall.PRIO_PROCESS, tid)
+		switch {
+		case err != nil:
+			// The thread has ended.
+		case 20-p <= nice:
+			// Already at it or above.
+		case syscall.Setpriority(syscall.PRIO_PROCESS, tid, nice) == nil:
+			was[tid] = 20 - p
+		default:
+			ok = false
+		}
+	}
+	return was, ok
+}
 
 // raiseRedis puts the Redis server at rawURL at serverNice for the run,
 // when it runs on this machine and the system allows it, and returns what
@@ -45,25 +106,7 @@ func raiseRedis(ctx context.Context, rawURL string) (pid int, restore func()) {
 	if comm, err := safefile.ReadFile("/proc/"+strconv.Itoa(pid)+"/comm", 256, "the Redis server's process name"); err != nil || !strings.HasPrefix(string(comm), "redis") {
 		return 0, restore
 	}
-	tasks, err := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/task")
-	if err != nil {
-		return 0, restore
-	}
-	was := map[int]int{}
-	for _, t := range tasks {
-		tid, err := strconv.Atoi(t.Name())
-		if err != nil {
-			continue
-		}
-		// Linux's getpriority returns 20 − nice.
-		p, err := syscall.Getpriority(syscall.PRIO_PROCESS, tid)
-		if err != nil || 20-p <= serverNice {
-			continue
-		}
-		if syscall.Setpriority(syscall.PRIO_PROCESS, tid, serverNice) == nil {
-			was[tid] = 20 - p
-		}
-	}
+	was, _ := raiseTasks(strconv.Itoa(pid), serverNice)
 	// Raised now, or already at it or above.
 	if p, err := syscall.Getpriority(syscall.PRIO_PROCESS, pid); err != nil || 20-p > serverNice {
 		return 0, restore
