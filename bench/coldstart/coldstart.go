@@ -435,8 +435,8 @@ func Print(w io.Writer, rows []Row) {
 			fmt.Sprintf("%d/%d", r.RateLimitedBy["tokens"], r.RateLimitedBy["requests"]),
 			r.CallsRateLimited, 100*float64(r.CallsRateLimited)/float64(max(1, r.Processes)), r.WallMS, r.AdmitMS, r.FloorMS, r.LatencyP50MS, r.LatencyP99MS, r.SendLagP99MS, r.SendLagMaxMS, fmt.Sprintf("%d (≤%d ms)", r.PastSendBy, r.PastSendByMaxMS), r.ServerLagMaxMS, allow)
 		for _, o := range r.Overflows {
-			fmt.Fprintf(w, "  429 on %s at %d ms: %d ms window of %d held calls counted over %d ms; %d admitted and %d sent in the window's length before it, longest admission-to-send %d ms\n",
-				o.Deployment, o.AtMS, o.WindowMS, o.Limit, o.HeldSpanMS, o.Admitted, o.Sent, o.MaxLagMS)
+			fmt.Fprintf(w, "  429 on %s at %d ms: %d ms window of %d held calls counted over %d ms; %d admitted and %d sent in the window's length before it, longest admission-to-send %d ms; the simulator counted up to %d ms late\n",
+				o.Deployment, o.AtMS, o.WindowMS, o.Limit, o.HeldSpanMS, o.Admitted, o.Sent, o.MaxLagMS, o.ServerLagMS)
 		}
 	}
 }

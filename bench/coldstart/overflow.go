@@ -31,6 +31,10 @@ type Overflow struct {
 	Admitted int   `json:"admitted"`
 	Sent     int   `json:"sent"`
 	MaxLagMS int64 `json:"max_lag_ms"`
+	// ServerLagMS is the simulator's own lateness in counting the refused
+	// call or the calls its window held: past the pacing allowance, the
+	// simulator bunched them, not the processes.
+	ServerLagMS int64 `json:"server_lag_ms"`
 }
 
 // sent is one process's last request as its report gives it.
@@ -46,7 +50,7 @@ func overflows(snap azuresim.Snapshot, calls []sent, first time.Time) []Overflow
 	var out []Overflow
 	for _, st := range snap.Deployments {
 		for _, r := range st.Refusals {
-			o := Overflow{Deployment: st.Deployment, WindowMS: r.Window.Milliseconds(), Limit: r.Limit, AtMS: r.At.Sub(first).Milliseconds()}
+			o := Overflow{Deployment: st.Deployment, WindowMS: r.Window.Milliseconds(), Limit: r.Limit, AtMS: r.At.Sub(first).Milliseconds(), ServerLagMS: r.CountLagMax.Milliseconds()}
 			if len(r.Held) > 0 {
 				o.HeldSpanMS = r.At.Sub(r.Held[0]).Milliseconds()
 			}

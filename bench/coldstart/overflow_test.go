@@ -13,7 +13,7 @@ func TestOverflowsReadTheLogAgainstTheReports(t *testing.T) {
 	t0 := time.Unix(1_000, 0)
 	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
 	snap := azuresim.Snapshot{Deployments: []azuresim.Stats{
-		{Deployment: "a", Refusals: []azuresim.Refusal{{At: at(2_000), Window: time.Second, Limit: 2, Held: []time.Time{at(1_100), at(1_900)}}}},
+		{Deployment: "a", Refusals: []azuresim.Refusal{{At: at(2_000), Window: time.Second, Limit: 2, Held: []time.Time{at(1_100), at(1_900)}, CountLagMax: 640 * time.Millisecond}}},
 		{Deployment: "b"},
 	}}
 	calls := []sent{
@@ -24,7 +24,7 @@ func TestOverflowsReadTheLogAgainstTheReports(t *testing.T) {
 		{"a", time.Time{}, time.Time{}, time.Time{}},
 	}
 	got := overflows(snap, calls, t0)
-	want := Overflow{Deployment: "a", WindowMS: 1_000, Limit: 2, AtMS: 2_000, HeldSpanMS: 900, Admitted: 1, Sent: 2, MaxLagMS: 150}
+	want := Overflow{Deployment: "a", WindowMS: 1_000, Limit: 2, AtMS: 2_000, HeldSpanMS: 900, Admitted: 1, Sent: 2, MaxLagMS: 150, ServerLagMS: 640}
 	if len(got) != 1 || got[0] != want {
 		t.Errorf("overflows %+v, want [%+v]", got, want)
 	}

@@ -292,10 +292,7 @@ func (c *call) admit(w http.ResponseWriter, estimate int64) (*ticket, bool) {
 		return nil, false
 	}
 	now := time.Now()
-	s.mu.Lock()
-	c.d.stats.CountLagMax = max(c.d.stats.CountLagMax, now.Sub(start)-d)
-	s.mu.Unlock()
-	t, refused, st := s.admit(c.d, estimate, now)
+	t, refused, st := s.admit(c.d, estimate, now, max(0, now.Sub(start)-d))
 	c.commonHeaders(w)
 	setRateHeaders(w.Header(), st)
 	if refused != nil {

@@ -80,6 +80,18 @@ type deployment struct {
 	// from the simulator's seed and the deployment's name, so a
 	// deployment's sequence of charges repeats whatever else draws.
 	noise *rand.Rand
+	// lags is when each call admitted in the last 10 s window was
+	// counted and how late past its dispatch delay, oldest first: what a
+	// refusal reads its window's lateness from, from lagsHead on.
+	lags     []countLag
+	lagsHead int
+}
+
+// countLag is one admission's count time and the simulator's lateness
+// in counting it.
+type countLag struct {
+	at  time.Time
+	lag time.Duration
 }
 
 // New builds a simulator from cfg.
@@ -213,9 +225,11 @@ type ticket struct {
 // admit charges a call estimated at estimate tokens, and one request, to d
 // and its pool, or to neither. On refusal it says why and how long until
 // room frees.
-func (s *Sim) admit(d *deployment, estimate int64, now time.Time) (*ticket, *refusal, state) {
+// lag is how late past its dispatch delay the simulator counts the call.
+func (s *Sim) admit(d *deployment, estimate int64, now time.Time, lag time.Duration) (*ticket, *refusal, state) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	d.stats.CountLagMax = max(d.stats.CountLagMax, lag)
 	cost := d.charge(estimate)
 	refusals := d.own.check(now, cost)
 	if d.pool != nil {
@@ -235,7 +249,7 @@ func (s *Sim) admit(d *deployment, estimate int64, now time.Time) (*ticket, *ref
 			d.stats.RateLimited.Tokens++
 		case CauseRequests:
 			d.stats.RateLimited.Requests++
-			d.logRefusal(r, now)
+			d.logRefusal(r, now, lag)
 		case CauseAdjustment:
 			d.stats.RateLimited.Adjustment++
 		}
@@ -249,6 +263,7 @@ func (s *Sim) admit(d *deployment, estimate int64, now time.Time) (*ticket, *ref
 	if d.pool != nil {
 		t.poolRef = d.pool.charge(cost)
 	}
+	d.noteLag(now, lag)
 	d.stats.Accepted++
 	if d.stats.FirstAccepted.IsZero() {
 		d.stats.FirstAccepted = now
@@ -259,12 +274,33 @@ func (s *Sim) admit(d *deployment, estimate int64, now time.Time) (*ticket, *ref
 	return t, nil, s.stateLocked(d, now)
 }
 
-// logRefusal keeps a request-window refusal in d's log while it has room.
-func (d *deployment) logRefusal(r refusal, now time.Time) {
+// logRefusal keeps a request-window refusal in d's log while it has room,
+// with the simulator's own lateness in counting the refused call (lag) or
+// any call its window holds.
+func (d *deployment) logRefusal(r refusal, now time.Time, lag time.Duration) {
 	if r.full == nil || len(d.stats.Refusals) >= MaxRefusals {
 		return
 	}
-	d.stats.Refusals = append(d.stats.Refusals, Refusal{At: now, Window: r.full.length, Limit: r.limit, Held: r.full.held()})
+	for _, l := range d.lags[d.lagsHead:] {
+		if l.at.After(now.Add(-r.full.length)) {
+			lag = max(lag, l.lag)
+		}
+	}
+	d.stats.Refusals = append(d.stats.Refusals, Refusal{At: now, Window: r.full.length, Limit: r.limit, Held: r.full.held(), CountLagMax: lag})
+}
+
+// noteLag keeps an admission's count lag while the longest request window
+// could still hold it. lagsHead skips the ones aged out, which are copied
+// over once they are half the log: O(1) an admission, amortised.
+func (d *deployment) noteLag(now time.Time, lag time.Duration) {
+	from := now.Add(-d.own.req10.length)
+	for d.lagsHead < len(d.lags) && !d.lags[d.lagsHead].at.After(from) {
+		d.lagsHead++
+	}
+	if 2*d.lagsHead >= len(d.lags) {
+		d.lags, d.lagsHead = d.lags[:copy(d.lags, d.lags[d.lagsHead:])], 0
+	}
+	d.lags = append(d.lags, countLag{at: now, lag: lag})
 }
 
 // charge is what the server charges a call the character rule estimates

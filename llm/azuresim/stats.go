@@ -58,6 +58,12 @@ type Refusal struct {
 	// Held is when the calls the window counted were counted, oldest
 	// first (a sliding window's; a fixed one keeps no times).
 	Held []time.Time `json:"held,omitempty"`
+	// CountLagMax is the longest the simulator took, past the dispatch
+	// delay it drew, to count the refused call or any call counted in the
+	// window's length before it. A simulator starved of CPU counts calls
+	// late and bunched: a refusal with a lag beyond the client's pacing
+	// allowance is the simulator's, not the client's.
+	CountLagMax time.Duration `json:"count_lag_max_ns,omitempty"`
 }
 
 // ByCause counts 429s by the rule that refused.
