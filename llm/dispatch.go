@@ -257,13 +257,10 @@ type sendGate struct {
 // errLate is what the gate answers for a request it held back.
 var errLate = errors.New("llm: not sent: the lease's send-by passed before the request left")
 
-// passed reports whether the send-by has passed at now.
-func (g *sendGate) passed(now time.Time) bool { return !g.by.IsZero() && now.After(g.by) }
-
 // hold reports whether the send-by has passed, and if so records when.
 func (g *sendGate) hold() bool {
 	now := time.Now()
-	if !g.passed(now) {
+	if g.by.IsZero() || !now.After(g.by) {
 		return false
 	}
 	g.late.CompareAndSwap(0, now.UnixNano())
