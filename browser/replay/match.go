@@ -115,6 +115,34 @@ func (m *Matcher) Has(method, rawURL string) bool {
 	return len(m.byKey[key(method, u)]) > 0
 }
 
+// HasPage reports whether a replay can start at rawURL: whether the
+// archive holds a GET of it as a browser requests it (no fragment, "/"
+// for an empty path), exactly or, with Options.Fuzzy, by its path.
+func (m *Matcher) HasPage(rawURL string) bool {
+	u := m.opts.Redactor.URL(asRequested(rawURL))
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if len(m.byKey[key("GET", u)]) > 0 {
+		return true
+	}
+	p, ok := pathKey("GET", u)
+	return m.opts.Fuzzy && ok && len(m.byPath[p]) > 0
+}
+
+// asRequested is rawURL as a browser puts it on the wire: without its
+// fragment, and with "/" for an empty path.
+func asRequested(rawURL string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return rawURL
+	}
+	u.Fragment, u.RawFragment = "", ""
+	if u.Path == "" && u.Opaque == "" {
+		u.Path = "/"
+	}
+	return u.String()
+}
+
 // Match finds the entry for r and marks it served, or counts a miss.
 func (m *Matcher) Match(r Request) (Match, bool) {
 	u := m.opts.Redactor.URL(r.URL)

@@ -174,6 +174,35 @@ func TestFuzzyOnlyWhenAskedAndCounted(t *testing.T) {
 	}
 }
 
+// A replay can start where the archive holds a GET of the page as a
+// browser asks for it; by its path alone only when fuzzy.
+func TestHasPage(t *testing.T) {
+	a := recorded(t, get("http://a.test/"), get("http://a.test/s?q=widget"), Exchange{Method: "POST", URL: "http://a.test/form", Status: 200})
+	exact, fuzzy := NewMatcher(a, Options{}), NewMatcher(a, Options{Fuzzy: true})
+	for _, c := range []struct {
+		url          string
+		exact, fuzzy bool
+	}{
+		{"http://a.test", true, true},
+		{"http://a.test/#top", true, true},
+		{"http://a.test/s?q=widget#results", true, true},
+		{"http://a.test/s?q=gadget", false, true},
+		{"http://a.test/form", false, false}, // recorded as a POST
+		{"http://b.test/", false, false},
+		{"://not a url", false, false},
+	} {
+		if got := exact.HasPage(c.url); got != c.exact {
+			t.Errorf("HasPage(%q) = %v, want %v", c.url, got, c.exact)
+		}
+		if got := fuzzy.HasPage(c.url); got != c.fuzzy {
+			t.Errorf("fuzzy HasPage(%q) = %v, want %v", c.url, got, c.fuzzy)
+		}
+	}
+	if s := fuzzy.Stats(); s.Served+s.Fuzzy+s.Misses != 0 {
+		t.Errorf("HasPage counted %+v", s)
+	}
+}
+
 func TestDecodeErrorsNameThePlace(t *testing.T) {
 	for _, c := range []struct{ in, want string }{
 		{"{\"log\": {\n\"entries\": [}", "line 2"},

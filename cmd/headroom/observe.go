@@ -109,7 +109,7 @@ func (f *observeFlags) startPage(ctx context.Context, pos []string, o *browser.O
 				return "", nil, exitUsage
 			}
 		}
-		if !harHas(a, start, f.fuzzy) {
+		if !m.HasPage(start) {
 			fprintf(stderr, "headroom observe: %s has no entry for %s: give a URL it recorded\n", f.harFile, replay.DefaultRedactor().URL(start))
 			return "", nil, exitUsage
 		}
@@ -211,36 +211,4 @@ func checkPageHost(s string) error {
 		return fmt.Errorf("its host %w", err)
 	}
 	return nil
-}
-
-// harHas reports whether a holds a GET of start, as recorded (redacted,
-// with no fragment; by its path alone when fuzzy).
-func harHas(a *replay.Archive, start string, fuzzy bool) bool {
-	want, wantPath := normURL(replay.DefaultRedactor().URL(start))
-	for _, e := range a.Log.Entries {
-		if e.Request == nil || !strings.EqualFold(e.Request.Method, "GET") {
-			continue
-		}
-		got, gotPath := normURL(e.Request.URL)
-		if got == want || fuzzy && gotPath == wantPath {
-			return true
-		}
-	}
-	return false
-}
-
-// normURL is u without its fragment, and with "/" for an empty path; and
-// the same without the query.
-func normURL(s string) (string, string) {
-	u, err := url.Parse(s)
-	if err != nil {
-		return s, s
-	}
-	u.Fragment, u.RawFragment = "", ""
-	if u.Path == "" && u.Opaque == "" {
-		u.Path = "/"
-	}
-	full := u.String()
-	u.RawQuery, u.ForceQuery = "", false
-	return full, u.String()
 }
