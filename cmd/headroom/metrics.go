@@ -2,11 +2,9 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"os"
 	"sync"
 	"time"
@@ -150,15 +148,13 @@ func (m *metricsFlags) startEMF(src metrics.Source, stdout io.Writer) (stop func
 			m.warn("--emf: writing the metrics: %v (tried again every %s; the count at the end)", err, emfEvery)
 		})
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if err := e.Run(ctx, emfEvery); err != nil {
+	stopEMF := e.Start(emfEvery)
+	return func() {
+		if err := stopEMF(); err != nil {
 			m.warn("--emf: %v", err)
 		}
-	}()
-	return func() { cancel(); <-done; closeFile() }, nil
+		closeFile()
+	}, nil
 }
 
 // servePrometheus serves Prometheus metrics at --metrics-addr until its stop.
@@ -167,16 +163,11 @@ func (m *metricsFlags) servePrometheus(src metrics.Source) (stop func(), err err
 	if err != nil {
 		return nil, fmt.Errorf("--metrics-addr: %w", err)
 	}
-	srv := &http.Server{Handler: metrics.Handler(metrics.NewCollector(src, 2*time.Second)), ReadHeaderTimeout: 5 * time.Second}
-	go func() {
-		if err := srv.Serve(l); !errors.Is(err, http.ErrServerClosed) {
-			m.warn("--metrics-addr: serving %s stopped: %v", l.Addr(), err)
-		}
-	}()
+	stopServing := metrics.Serve(l, src, func(err error) {
+		m.warn("--metrics-addr: serving %s stopped: %v", l.Addr(), err)
+	})
 	return func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		defer cancel()
-		if err := srv.Shutdown(ctx); err != nil {
+		if err := stopServing(); err != nil {
 			m.warn("--metrics-addr: stopping: %v", err)
 		}
 	}, nil
