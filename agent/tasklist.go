@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"slices"
 
+	"github.com/headroom-agent/headroom/internal/plural"
 	"github.com/headroom-agent/headroom/internal/yamlconf"
 )
 
@@ -31,6 +32,23 @@ type taskList struct {
 type listEntry struct {
 	Task `yaml:",inline"`
 	Path string `yaml:"file"`
+}
+
+// TaskAt reads the task list at path and returns its task at index i:
+// the one a fleet's container runs, by its job's index. An index past the
+// list says how many tasks it holds.
+func TaskAt(path string, i int) (*Task, error) {
+	if i < 0 {
+		return nil, fmt.Errorf("%d is not an index: want 0, 1, 2 …", i)
+	}
+	tasks, err := LoadTaskList(path)
+	if err != nil {
+		return nil, err
+	}
+	if i >= len(tasks) {
+		return nil, fmt.Errorf("%s holds %s, indexes 0 to %d: is the fleet larger than its task list?", path, plural.Of(len(tasks), "task"), len(tasks)-1)
+	}
+	return tasks[i], nil
 }
 
 // LoadTaskList reads and checks a task list. Every problem is reported as

@@ -86,3 +86,23 @@ func FuzzParseTaskList(f *testing.F) {
 		}
 	})
 }
+
+// A fleet's container picks its task by index; one past the list, or
+// below it, says what the list holds.
+func TestTaskAt(t *testing.T) {
+	list := filepath.Join(t.TempDir(), "tasks.yaml")
+	data := "tasks:\n" +
+		"  - {name: oak, start_url: https://shop.example/, goal: Put the oak desk in the cart.}\n" +
+		"  - {name: elm, start_url: https://shop.example/, goal: Put the elm desk in the cart.}\n"
+	if err := os.WriteFile(list, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if task, err := TaskAt(list, 1); err != nil || task.Name != "elm" {
+		t.Errorf("TaskAt 1: %v, %v; want elm", task, err)
+	}
+	for i, want := range map[int]string{2: "holds 2 tasks, indexes 0 to 1", -1: "-1 is not an index"} {
+		if _, err := TaskAt(list, i); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("TaskAt %d: %v, want %q", i, err, want)
+		}
+	}
+}

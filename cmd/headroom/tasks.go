@@ -6,7 +6,6 @@ import (
 	"strconv"
 
 	"github.com/headroom-agent/headroom/agent"
-	"github.com/headroom-agent/headroom/internal/plural"
 )
 
 // The environment variables a container engine gives each member of a
@@ -36,12 +35,9 @@ func pickTask(file, index string) (*agent.Task, error) {
 	if err != nil || i < 0 {
 		return nil, fmt.Errorf("%s=%q is not an index: want 0, 1, 2 …", from, index)
 	}
-	tasks, err := agent.LoadTaskList(file)
+	t, err := agent.TaskAt(file, i)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s=%d: %w", from, i, err)
 	}
-	if i >= len(tasks) {
-		return nil, fmt.Errorf("%s=%d: %s holds %s, indexes 0 to %d: is the fleet larger than its task list?", from, i, file, plural.Of(len(tasks), "task"), len(tasks)-1)
-	}
-	return tasks[i], nil
+	return t, nil
 }
