@@ -223,9 +223,9 @@ type ticket struct {
 }
 
 // admit charges a call estimated at estimate tokens, and one request, to d
-// and its pool, or to neither. On refusal it says why and how long until
-// room frees.
-// lag is how late past its dispatch delay the simulator counts the call.
+// and its pool, or to neither, at now, lag past the dispatch delay it
+// drew (the simulator's own lateness). On refusal it says why and how
+// long until room frees.
 func (s *Sim) admit(d *deployment, estimate int64, now time.Time, lag time.Duration) (*ticket, *refusal, state) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
