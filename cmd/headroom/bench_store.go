@@ -12,11 +12,8 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/headroom-agent/headroom/agent"
 	"github.com/headroom-agent/headroom/bench/store"
-	"github.com/headroom-agent/headroom/budget"
 	"github.com/headroom-agent/headroom/budget/redisstore"
-	"github.com/headroom-agent/headroom/internal/plural"
 )
 
 // storeBenchFlags are bench store's flags.
@@ -104,25 +101,13 @@ func (f *storeBenchFlags) check() ([]int, error) {
 
 // measure runs one row per client count, each on a store of its own.
 func (f *storeBenchFlags) measure(ctx context.Context, stderr io.Writer, clients []int) ([]store.Row, int) {
-	var rows []store.Row
-	for _, n := range clients {
-		rdb, err := redisstore.Dial(f.redisURL, n)
-		if err != nil {
-			return nil, failed(ctx, stderr, "bench store", agent.Usage(err))
-		}
-		s, err := redisstore.New(ctx, redisstore.Options{Client: rdb, Prefix: "bench:" + budget.NewID(), Window: f.window})
-		if err != nil {
-			rdb.Close()
-			return nil, failed(ctx, stderr, "bench store", err)
-		}
-		fprintf(stderr, "headroom bench store: %s for %v…\n", plural.Of(n, "client"), f.duration)
-		row := store.Run(ctx, s, n, f.duration)
-		s.Close()
-		if row.Reservations == 0 {
-			fprintf(stderr, "headroom bench store: no reservation succeeded (%s): is Redis at %s?\n", plural.Of(row.Errors, "error"), redisstore.Redact(f.redisURL))
-			return nil, exitFailed
-		}
-		rows = append(rows, row)
+	rows, err := store.MeasureRedis(ctx, f.redisURL, store.Options{Clients: clients, Duration: f.duration, Window: f.window, Progress: stderr})
+	switch {
+	case errors.Is(err, store.ErrNothingReserved):
+		fprintf(stderr, "headroom bench store: %v\n", err)
+		return nil, exitFailed
+	case err != nil:
+		return nil, failed(ctx, stderr, "bench store", err)
 	}
 	return rows, exitOK
 }
@@ -133,7 +118,7 @@ func (f *storeBenchFlags) measureCeiling(ctx context.Context, stderr io.Writer) 
 	if !f.ceiling {
 		return nil
 	}
-	c, err := redisCeiling(ctx, f.redisURL, f.window)
+	c, err := store.RedisScriptCeiling(ctx, f.redisURL, f.window)
 	switch {
 	case errors.Is(err, store.ErrNoRedisBenchmark):
 		fprintf(stderr, "headroom bench store: redis-benchmark is not installed; no ceiling\n")
@@ -162,20 +147,4 @@ func (f *storeBenchFlags) writeJSON(stdout io.Writer, rows []store.Row, ceil *st
 		}
 	}
 	return printJSON(stdout, js)
-}
-
-// redisCeiling runs the reservation script, as the store lays it out, from
-// redis-benchmark with 64 connections.
-func redisCeiling(ctx context.Context, url string, window time.Duration) (store.Ceiling, error) {
-	rdb, err := redisstore.Dial(url, 1)
-	if err != nil {
-		return store.Ceiling{}, err
-	}
-	s, err := redisstore.NewDriver(ctx, redisstore.Options{Client: rdb, Prefix: "bench:" + budget.NewID(), Window: window})
-	if err != nil {
-		return store.Ceiling{}, err
-	}
-	defer s.Close()
-	sha, keys, args := s.ReserveCall("__rand_int__", "bench", budget.Cost{Tokens: 200}, budget.Limits{Tokens: 1 << 50, Requests: 1 << 50, Margin: 1})
-	return store.RedisCeiling(ctx, url, sha, keys, args, 64, 200000)
 }
