@@ -63,7 +63,7 @@ func (f *burstFlags) run(ctx context.Context, args []string, stdout, stderr io.W
 	} else {
 		fprintf(stderr, "headroom bench burst: a fresh built-in simulator per strategy, gpt-4o at 60 RPM, a %v minute\n", f.window)
 	}
-	rows, ran, err := f.measure(ctx, stderr, strategies, remote)
+	rows, ran, err := burst.RunAll(ctx, strategies, burst.Options{Requests: f.n, Attempts: f.attempts, Window: f.window, Remote: remote, Progress: stderr})
 	if err != nil {
 		return failed(ctx, stderr, "bench burst", err)
 	}
@@ -138,55 +138,6 @@ func (f *burstFlags) remote() (*burst.Target, error) {
 		Endpoint: strings.TrimRight(f.endpoint, "/"), Deployment: f.deployment, APIKey: key,
 		APIVersion: f.apiVersion, RPM: f.rpm, Minute: f.window, Client: burst.NewClient(),
 	}, nil
-}
-
-// measure runs the strategies in turn; an interrupt ends it with the rows
-// so far.
-func (f *burstFlags) measure(ctx context.Context, stderr io.Writer, strategies []burst.Strategy, remote *burst.Target) ([]burst.Row, []burst.Strategy, error) {
-	rows := []burst.Row{}
-	var ran []burst.Strategy // for the legend
-	for _, s := range strategies {
-		target, stop, err := f.target(ctx, stderr, remote, len(ran) > 0)
-		if err != nil {
-			return nil, nil, err
-		}
-		if ctx.Err() != nil {
-			stop()
-			break
-		}
-		fprintf(stderr, "headroom bench burst: %s (%s): %d requests at once, up to %d attempts each, %d RPM…\n",
-			s.Name, s.Desc, f.n, f.attempts, target.RPM)
-		row := s.Run(ctx, target, f.n, f.attempts)
-		stop()
-		if ctx.Err() != nil {
-			break
-		}
-		fprintf(stderr, "headroom bench burst: %s: %d/%d completed in %.1f s\n", row.Strategy, row.Completed, f.n, row.WallS)
-		if row.Completed == 0 && row.RateLimited == 0 {
-			fprintf(stderr, "headroom bench burst: %s: nothing completed and nothing was throttled: check --endpoint, --deployment, --api-version and the key\n", row.Strategy)
-		}
-		rows = append(rows, row)
-		ran = append(ran, s)
-	}
-	return rows, ran, nil
-}
-
-// target is what the next strategy runs against, and how to stop it: the
-// shared endpoint, or a fresh simulator.
-func (f *burstFlags) target(ctx context.Context, stderr io.Writer, remote *burst.Target, after bool) (burst.Target, func(), error) {
-	if remote == nil {
-		return burst.Simulated(ctx, f.window)
-	}
-	if after {
-		// The previous strategy's calls still count in the
-		// endpoint's windows; let them pass.
-		fprintf(stderr, "headroom bench burst: waiting %v for the endpoint's rate windows to clear…\n", f.window)
-		select {
-		case <-time.After(f.window + time.Second):
-		case <-ctx.Done():
-		}
-	}
-	return *remote, func() {}, nil
 }
 
 // print writes the rows, as JSON or as a table with a legend.
