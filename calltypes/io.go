@@ -21,18 +21,23 @@ type Plan struct {
 }
 
 // PickInput asks for the next action on the page.
+//
+// Its fields are in the order a task changes them, the steadiest first:
+// the goal, the plan (until the agent plans again) and the files stay
+// for the whole task, so with the system prompt they are the prefix a
+// deployment's prompt cache can hold from one step to the next.
 type PickInput struct {
 	Goal string   `json:"goal"`
 	Plan []string `json:"plan,omitempty"`
-	Step int      `json:"step"` // position in the plan, from 0
+	// Files tells of the files the task declares for upload, and how
+	// to give one (FilesNote); empty when it declares none.
+	Files string `json:"files,omitempty"`
+	Step  int    `json:"step"` // position in the plan, from 0
 	// Notes fold the older steps into a few short lines, oldest first.
 	Notes []string `json:"notes,omitempty"`
 	// History is the last few steps taken, newest last.
 	History []Taken `json:"history,omitempty"`
-	// Files tells of the files the task declares for upload, and how
-	// to give one (FilesNote); empty when it declares none.
-	Files string `json:"files,omitempty"`
-	Page  Page   `json:"page"`
+	Page    Page    `json:"page"`
 }
 
 // CheckInput asks a yes/no question about the page: did the last action

@@ -97,6 +97,15 @@ type Type struct {
 	// DefaultPageTokens.
 	View       View
 	PageTokens int
+	// Vision says when the type's calls carry the page's screenshot, at
+	// Detail, scaled to at most ImagePixels: "", "" and 0 are
+	// VisionNever, DefaultDetail and DefaultImagePixels (see vision.go).
+	Vision      Vision
+	Detail      string
+	ImagePixels int
+	// ServiceTier is the tier the type's calls ask for: "" (the
+	// default), TierFlex or TierPriority.
+	ServiceTier string
 }
 
 // DefaultPageTokens caps the page of a type that sets no cap of its own;
@@ -132,6 +141,13 @@ type Override struct {
 	// and its cap.
 	View       View `yaml:"view" json:"view,omitempty"`
 	PageTokens int  `yaml:"page_tokens" json:"page_tokens,omitempty"`
+	// Vision, Detail and ImagePixels say when the type's calls carry the
+	// page's screenshot and at what size; ServiceTier the tier they ask
+	// for.
+	Vision      Vision `yaml:"vision" json:"vision,omitempty"`
+	Detail      string `yaml:"detail" json:"detail,omitempty"`
+	ImagePixels int    `yaml:"image_pixels" json:"image_pixels,omitempty"`
+	ServiceTier string `yaml:"service_tier" json:"service_tier,omitempty"`
 	// System and Schema define a new type (Define): its system prompt and
 	// the JSON schema of its answer, sent as a strict structured output.
 	// A registered type cannot take them.
@@ -299,6 +315,18 @@ func (r *Registry) Override(name string, o Override) error {
 	if o.PageTokens != 0 {
 		t.PageTokens = o.PageTokens
 	}
+	if o.Vision != "" {
+		t.Vision = o.Vision
+	}
+	if o.Detail != "" {
+		t.Detail = o.Detail
+	}
+	if o.ImagePixels != 0 {
+		t.ImagePixels = o.ImagePixels
+	}
+	if o.ServiceTier != "" {
+		t.ServiceTier = o.ServiceTier
+	}
 	t, err := check(t, r.modelLimit())
 	if err == nil {
 		r.types[i] = t
@@ -336,6 +364,7 @@ func (r *Registry) Define(name string, o Override) error {
 		Name: name, MaxTokens: o.MaxTokens, N: o.N, AllowN: o.AllowN, Priority: o.Priority,
 		System: o.System, Schema: o.Schema, ReasoningEffort: o.ReasoningEffort, ReasoningTokens: o.ReasoningTokens, Fallback: o.Fallback,
 		View: o.View, PageTokens: o.PageTokens, Input: anyObject,
+		Vision: o.Vision, Detail: o.Detail, ImagePixels: o.ImagePixels, ServiceTier: o.ServiceTier,
 	}
 	if o.Temperature != nil {
 		t.Temperature = *o.Temperature
@@ -435,6 +464,10 @@ func check(t Type, limit int64) (Type, error) {
 	}
 	if t.PageTokens == 0 {
 		t.PageTokens = DefaultPageTokens
+	}
+	t, err := checkVision(t)
+	if err != nil {
+		return fail("%v", err)
 	}
 	switch t.Priority {
 	case "":

@@ -40,6 +40,9 @@ type File struct {
 	// time, and the share of calls it serves anyway (default 1%), so the
 	// path is always in use. A type's own fallback wins over it.
 	Fallback *Fallback `yaml:"fallback"`
+	// ServiceTiers are the service tiers of each priority class's calls
+	// whose type asks for none of its own, such as background: flex.
+	ServiceTiers map[calltypes.Priority]string `yaml:"service_tiers"`
 	// Learned is where learned runs live (agent.OpenLearned): off (the
 	// default), memory, dir:PATH, redis (the budget's Redis) or a
 	// redis:// URL of its own. run's --learned wins over it.
@@ -104,6 +107,14 @@ func Parse(name string, data []byte) (*File, []budget.Warning, error) {
 		}
 		if n <= 0 {
 			return nil, nil, doc.Errorf("reasoning_tokens."+e, "%d: the room for reasoning must be above zero", n)
+		}
+	}
+	for class, tier := range f.ServiceTiers {
+		if class != calltypes.Interactive && class != calltypes.Background {
+			return nil, nil, doc.Errorf("service_tiers", "%q is not a priority class: use interactive or background", class)
+		}
+		if !calltypes.IsTier(tier) {
+			return nil, nil, doc.Errorf("service_tiers."+string(class), "%q is not a service tier: use flex or priority", tier)
 		}
 	}
 	if err := f.checkLearned(); err != nil {

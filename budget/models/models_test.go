@@ -61,3 +61,31 @@ func TestDefaultRPM(t *testing.T) {
 		}
 	}
 }
+
+// TestImageTokens: the published examples of each rule.
+func TestImageTokens(t *testing.T) {
+	for _, c := range []struct {
+		model  string
+		w, h   int
+		detail string
+		want   int64
+	}{
+		{"gpt-4o", 1024, 1024, "high", 765},
+		{"gpt-4o", 1024, 1024, "low", 85},
+		{"gpt-4o", 2048, 4096, "high", 1105},  // 768×1536: 2×3 tiles
+		{"gpt-4o", 1280, 720, "auto", 1105},   // 1280×720: 3×2 tiles
+		{"gpt-4o", 1280, 720, "", 1105},       // no detail is auto
+		{"gpt-4o-mini", 1024, 1024, "low", 2833},
+		{"gpt-4.1-mini", 4000, 1474, "high", 2489}, // the cap: 1,536 × 1.62
+		{"gpt-4.1-mini", 1024, 1024, "low", 1659},  // 32×32 patches × 1.62
+		{"gpt-4.1-nano", 320, 320, "high", 246},
+		{"o4-mini", 64, 64, "high", 7},
+		{"o3", 512, 512, "high", 225},
+		{"my-model", 512, 512, "high", 255},
+		{"gpt-4o", 0, 100, "high", 0},
+	} {
+		if got := models.ImageTokens(c.model, c.w, c.h, c.detail); got != c.want {
+			t.Errorf("ImageTokens(%s, %d×%d, %q) = %d, want %d", c.model, c.w, c.h, c.detail, got, c.want)
+		}
+	}
+}
