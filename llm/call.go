@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/headroom-agent/headroom/calltypes"
-	"github.com/headroom-agent/headroom/llm/tokens"
 )
 
 // Truncation is what to do with an answer cut at its cap.
@@ -50,6 +49,10 @@ type Caller struct {
 	// in time, and the share of calls sent there anyway to keep it warm;
 	// Open sets it from the config. The zero value has none.
 	Fallback Fallback
+	// ClassTiers are the service tiers of the calls of each priority
+	// class whose type asks for none (a config's service_tiers, such as
+	// background: flex); nil is the default tier for all.
+	ClassTiers map[calltypes.Priority]string
 	// StandIn, when set, says what answers the calls instead of a language
 	// model: the embedded default's word-matching stand-in, or a cassette
 	// replayed. Results, reports and progress lines show it.
@@ -94,6 +97,11 @@ type CallOptions struct {
 	// request that would go past it is never reserved: the call fails
 	// with an *OverBudgetError.
 	Allowance int64
+	// Image, when set, is carried by the call's user message after its
+	// text (the page's screenshot, say): priced by the deployment
+	// model's rule for images and reserved with the rest. Its Detail ""
+	// is the type's.
+	Image *calltypes.Image
 }
 
 // Call runs one call of the typed call type t with in as its input, and
@@ -149,7 +157,7 @@ func (c *Caller) call(ctx context.Context, typeName string, input json.RawMessag
 	}
 	c.count(t.Name, func(s *TypeStats) { s.Calls++ })
 	rep := Report{Type: t.Name, N: max(1, t.N)}
-	req, text, err := c.ask(ctx, t, messages(t, in), o, &rep)
+	req, text, err := c.ask(ctx, t, c.content(t, in, o), o, &rep)
 	var p parsed
 	if err == nil {
 		p, err = c.parse(ctx, req, text, o, &rep)
@@ -190,22 +198,31 @@ func (c *Caller) typeFor(typeName string, input json.RawMessage, o CallOptions) 
 // to; when the primary pool cannot serve it in time, to the fallback
 // pool; and, under RetryTruncated, once more with twice the cap when its
 // answer was cut.
-func (c *Caller) ask(ctx context.Context, t calltypes.Type, msgs []tokens.Message, o CallOptions, rep *Report) (*request, string, error) {
+func (c *Caller) ask(ctx context.Context, t calltypes.Type, in content, o CallOptions, rep *Report) (*request, string, error) {
 	rt := c.routeOf(t)
 	if rt.fallback {
 		c.countFallback(t.Name, true)
 	}
-	req := rt.request(t, msgs, rep)
+	req := rt.request(t, in.msgs, in.images, in.tier, rep)
 	pctx, cancel := rt.primaryContext(ctx)
 	text, err := c.exchange(pctx, req, o, rep)
 	cancel()
+	if err != nil && req.tier != "" && tierRefused(err) {
+		// Once, on the default tier: the model behind the pool lacks the
+		// tier, which no retry of the same request changes.
+		c.count(t.Name, func(s *TypeStats) { s.TierFallbacks++ })
+		rep.TierFallback, rep.Retries = req.tier, rep.Retries+1
+		req = req.onDefaultTier()
+		in.tier = ""
+		text, err = c.exchange(ctx, req, o, rep)
+	}
 	if err != nil && rt.canFallBack(ctx, err) {
 		// Degrade before drop: the primary pool cannot serve this call in
 		// time; the fallback pool can, through the same parser.
 		rt.fallBack()
 		c.countFallback(t.Name, false)
 		rep.Retries++
-		req = rt.request(t, msgs, rep)
+		req = rt.request(t, in.msgs, in.images, in.tier, rep)
 		text, err = c.exchange(ctx, req, o, rep)
 	}
 	var tr *TruncatedError
@@ -234,6 +251,9 @@ func (c *Caller) exchange(ctx context.Context, req *request, o CallOptions, rep 
 		return "", err
 	}
 	res, r, err := send.send(ctx, req, call)
+	if r.TokensReserved > 0 {
+		r.Images, r.ImageTokens = len(req.images), req.imageTokens()
+	}
 	rep.add(r) // the retries and 429s count even when the request failed
 	if err != nil {
 		return "", err

@@ -142,7 +142,9 @@ func (d *Dispatcher) Chat(ctx context.Context, c budget.Call, params openai.Chat
 	})
 	if res != nil {
 		r.PromptTokens = res.Usage.PromptTokens
+		r.CachedTokens = res.Usage.PromptTokensDetails.CachedTokens
 		r.TokensUsed = res.Usage.TotalTokens
+		r.ServiceTier = string(res.ServiceTier)
 	}
 	if err != nil {
 		return nil, r, err
@@ -190,8 +192,11 @@ func (d *Dispatcher) do(ctx context.Context, c budget.Call, bound int64, send at
 		var wrote atomic.Int64
 		trace := &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { wrote.Store(time.Now().UnixNano()) }}
 		w := &answerWatch{limit: bound}
-		used, err := send(httptrace.WithClientTrace(ctx, trace), &client, l.Deployment.Deployment,
-			option.WithResponseInto(&raw), option.WithMiddleware(w.middleware), option.WithMiddleware(gate.middleware))
+		opts := []option.RequestOption{option.WithResponseInto(&raw), option.WithMiddleware(w.middleware), option.WithMiddleware(gate.middleware)}
+		if key := cacheKey(c.Session, l.Deployment.APIVersion); key != "" {
+			opts = append(opts, option.WithJSONSet("prompt_cache_key", key))
+		}
+		used, err := send(httptrace.WithClientTrace(ctx, trace), &client, l.Deployment.Deployment, opts...)
 		if at := gate.heldAt(); !at.IsZero() {
 			return late(at) // built, and late by the time it could leave
 		}

@@ -69,13 +69,13 @@ func (rt *route) fallBack() {
 
 // request is the call's request on the pool it is on, with the type's cap
 // in the pool's shape; the report says the cap, the pool and the effort.
-func (rt *route) request(t calltypes.Type, msgs []tokens.Message, rep *Report) *request {
+func (rt *route) request(t calltypes.Type, msgs []tokens.Message, images []calltypes.Image, tier string, rep *Report) *request {
 	cap := rt.shape.Cap(t, t.MaxTokens)
 	rep.MaxTokens, rep.Fallback, rep.ReasoningEffort = cap, rt.fallback, ""
 	if rt.shape.Reasoning() {
 		rep.ReasoningEffort = rt.shape.effort(t)
 	}
-	return newRequest(t, msgs, cap, rt.pool, rt.shape)
+	return newRequest(t, msgs, images, tier, cap, rt.pool, rt.shape)
 }
 
 // primaryContext bounds the primary pool's try so that a fallback has

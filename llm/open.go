@@ -57,6 +57,7 @@ func Open(ctx context.Context, f *config.File, o Options) (*Caller, error) {
 	if err := c.shapesFrom(f); err != nil {
 		return nil, err
 	}
+	c.ClassTiers = f.ServiceTiers
 	if o.Replay != "" {
 		if err := c.replayFrom(o.Replay, keys(f, o.Dispatcher.Getenv)); err != nil {
 			return nil, err
@@ -174,7 +175,7 @@ func (c *Caller) shapesFrom(f *config.File) error {
 		if err != nil {
 			return fmt.Errorf("llm: deployment %s: %w", ds[0].Name, err)
 		}
-		c.Fallback.Shapes[name] = Shape{Model: info, Allowance: f.ReasoningTokens}
+		c.Fallback.Shapes[name] = Shape{Model: info, ModelName: ds[0].Model, Allowance: f.ReasoningTokens}
 	}
 	// Calls go to the default pool: a pool is one model, so one shape.
 	c.Shape = c.Fallback.Shapes[budget.DefaultPool]

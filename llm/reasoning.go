@@ -26,6 +26,10 @@ func ReasoningAllowance(effort string) int64 { return reasoningAllowance[effort]
 // is a chat model.
 type Shape struct {
 	Model models.Info
+	// ModelName is the pool's model as deployed (gpt-4o, gpt-4.1-mini):
+	// what prices an image, which the family table does not tell apart.
+	// "" prices as gpt-4o.
+	ModelName string
 	// Allowance overrides ReasoningAllowance per effort.
 	Allowance map[string]int64
 }

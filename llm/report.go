@@ -15,7 +15,16 @@ type Report struct {
 	N         int64 `json:"n"`
 	// PromptTokens is the prompt as the deployment counted it, on the
 	// call's first request.
-	PromptTokens   int64 `json:"prompt_tokens"`
+	PromptTokens int64 `json:"prompt_tokens"`
+	// CachedTokens is the part of PromptTokens the deployment read from
+	// its prompt cache (usage.prompt_tokens_details.cached_tokens), on
+	// the call's first request.
+	CachedTokens int64 `json:"cached_tokens,omitempty"`
+	// Images are the images the call's requests carried, and ImageTokens
+	// what they were priced at in TokensReserved, by the rule of the
+	// deployment model's family.
+	Images         int   `json:"images,omitempty"`
+	ImageTokens    int64 `json:"image_tokens,omitempty"`
 	TokensReserved int64 `json:"tokens_reserved"` // charged to the budget, over every request
 	TokensUsed     int64 `json:"tokens_used"`     // what the answers used
 	LatencyMS      int64 `json:"latency_ms"`
@@ -46,6 +55,12 @@ type Report struct {
 	// TokensUsed).
 	ReasoningEffort string `json:"reasoning_effort,omitempty"`
 	ReasoningTokens int64  `json:"reasoning_tokens,omitempty"`
+	// ServiceTier is the tier that served the call's last request, as
+	// the deployment said ("default", "flex", "priority"); TierFallback
+	// is the tier asked for first when its deployment refused it and the
+	// call was sent again on the default tier (one of the Retries).
+	ServiceTier  string `json:"service_tier,omitempty"`
+	TierFallback string `json:"tier_fallback,omitempty"`
 	// Fallback is set when the fallback pool served the call.
 	Fallback bool `json:"fallback,omitempty"`
 	// Repaired is set when the answer was read after a repair request
@@ -62,12 +77,17 @@ type Report struct {
 // add folds another request of the same call into r.
 func (r *Report) add(x Report) {
 	if r.PromptTokens == 0 {
-		r.PromptTokens = x.PromptTokens
+		r.PromptTokens, r.CachedTokens = x.PromptTokens, x.CachedTokens
+	}
+	if x.ServiceTier != "" {
+		r.ServiceTier = x.ServiceTier
 	}
 	if x.Deployment != "" {
 		r.Deployment = x.Deployment
 	}
 	r.TokensReserved += x.TokensReserved
+	r.Images += x.Images
+	r.ImageTokens += x.ImageTokens
 	r.TokensUsed += x.TokensUsed
 	r.LatencyMS += x.LatencyMS
 	if !x.AdmittedAt.IsZero() {

@@ -32,7 +32,7 @@ func (e *OverBudgetError) Unwrap() error { return ErrOverBudget }
 // reserved already charged by its other requests) is refused here, before
 // the budget or the model sees it.
 func reserve(req *request, o CallOptions, reserved int64) (budget.Call, error) {
-	cost := Estimate(req.msgs, req.cap, req.n())
+	cost := Estimate(req.msgs, req.cap, req.n()) + req.imageTokens()
 	if left := o.Allowance - reserved; o.Allowance > 0 && cost > left {
 		return budget.Call{}, &OverBudgetError{Type: req.t.Name, Need: cost, Left: max(0, left)}
 	}

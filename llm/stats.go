@@ -1,5 +1,7 @@
 package llm
 
+import "maps"
+
 // TypeStats counts what happened to one type's calls.
 type TypeStats struct {
 	Calls     int64 `json:"calls"`
@@ -30,6 +32,21 @@ type TypeStats struct {
 	// throughput an oversized cap throws away.
 	TokensReserved int64 `json:"tokens_reserved"`
 	TokensUsed     int64 `json:"tokens_used"`
+	// PromptTokens is what the deployments counted of the calls' prompts,
+	// and CachedTokens the part they read from their prompt caches.
+	// By deployment in PromptTokensBy and CachedTokensBy: a cache is a
+	// deployment's, so its share is read per deployment.
+	PromptTokens   int64            `json:"prompt_tokens,omitempty"`
+	CachedTokens   int64            `json:"cached_tokens,omitempty"`
+	PromptTokensBy map[string]int64 `json:"prompt_tokens_by,omitempty"`
+	CachedTokensBy map[string]int64 `json:"cached_tokens_by,omitempty"`
+	// Images and ImageTokens are the screenshots the calls carried and
+	// what they were priced at.
+	Images      int64 `json:"images,omitempty"`
+	ImageTokens int64 `json:"image_tokens,omitempty"`
+	// TierFallbacks counts the calls whose service tier the deployment
+	// refused, sent once more on the default tier.
+	TierFallbacks int64 `json:"tier_fallbacks,omitempty"`
 }
 
 // Stats returns a copy of the per-type counters.
@@ -39,12 +56,9 @@ func (c *Caller) Stats() map[string]TypeStats {
 	out := make(map[string]TypeStats, len(c.stats))
 	for k, v := range c.stats {
 		x := *v
-		if v.ReasoningTruncatedBy != nil {
-			x.ReasoningTruncatedBy = make(map[string]int64, len(v.ReasoningTruncatedBy))
-			for d, n := range v.ReasoningTruncatedBy {
-				x.ReasoningTruncatedBy[d] = n
-			}
-		}
+		x.ReasoningTruncatedBy = maps.Clone(v.ReasoningTruncatedBy)
+		x.PromptTokensBy = maps.Clone(v.PromptTokensBy)
+		x.CachedTokensBy = maps.Clone(v.CachedTokensBy)
 		out[k] = x
 	}
 	return out
@@ -68,5 +82,22 @@ func (c *Caller) settle(rep Report) {
 	c.count(rep.Type, func(s *TypeStats) {
 		s.TokensReserved += rep.TokensReserved
 		s.TokensUsed += rep.TokensUsed
+		s.PromptTokens += rep.PromptTokens
+		s.CachedTokens += rep.CachedTokens
+		if rep.Deployment != "" && rep.PromptTokens > 0 {
+			s.PromptTokensBy = addTo(s.PromptTokensBy, rep.Deployment, rep.PromptTokens)
+			s.CachedTokensBy = addTo(s.CachedTokensBy, rep.Deployment, rep.CachedTokens)
+		}
+		s.Images += int64(rep.Images)
+		s.ImageTokens += rep.ImageTokens
 	})
+}
+
+// addTo adds n to m[key], making m when it is nil.
+func addTo(m map[string]int64, key string, n int64) map[string]int64 {
+	if m == nil {
+		m = map[string]int64{}
+	}
+	m[key] += n
+	return m
 }
