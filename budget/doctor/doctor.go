@@ -49,6 +49,7 @@ const (
 	CheckRPMRatio       = "rpm-ratio"         // rpm that does not come with tpm
 	CheckGlobalStandard = "global-standard"   // routing where Azure would route
 	CheckFallback       = "fallback-capacity" // a fallback smaller than its load
+	CheckServiceTier    = "service-tier"      // a tier a deployment does not offer
 	CheckProbe          = "probe"             // a deployment that does not answer
 	CheckProbeLimit     = "probe-limit"       // the limit Azure reports against tpm and rpm
 	CheckProbeVersion   = "probe-version"     // the model Azure serves against the config's
@@ -149,6 +150,7 @@ func Check(ctx context.Context, f *config.File, o Options) Report {
 		c.rpmRatios()
 		c.globalStandard()
 		c.fallbacks()
+		c.serviceTiers()
 		if o.Probe != nil {
 			c.probe(ctx, o.Probe, cmp.Or(o.Timeout, DefaultTimeout))
 		}

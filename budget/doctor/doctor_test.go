@@ -372,3 +372,17 @@ func TestDoctorKeepsLoadWarnings(t *testing.T) {
 	r := check(t, "redis: redis://:hunter2@127.0.0.1:6379/0\ndeployments:\n"+dep("a", "tpm: 60000"), doctor.Options{})
 	mentions(t, one(t, r, doctor.CheckConfig, doctor.Warning), "headroom.yaml:1: redis:", "holds a password")
 }
+
+// TestServiceTier: a type's tier (or a class's) on deployments that do
+// not offer it is a warning naming them; on a Global Standard deployment
+// of a model with the tier, none.
+func TestServiceTier(t *testing.T) {
+	std := "deployments:\n" + dep("east", "tpm: 240000") + "calltypes:\n  summarize: {service_tier: flex}\n"
+	f := one(t, check(t, std, doctor.Options{}), doctor.CheckServiceTier, doctor.Warning)
+	mentions(t, f, "summarize", "flex", "east")
+	class := "deployments:\n" + dep("east", "tpm: 240000") + "service_tiers: {background: priority}\n"
+	f = one(t, check(t, class, doctor.Options{}), doctor.CheckServiceTier, doctor.Warning)
+	mentions(t, f, "background", "priority", "gpt-4o")
+	ok := "deployments:\n  - {name: g, endpoint: \"https://g.openai.azure.com\", model: o4-mini, model_version: \"2025-04-16\", type: global-standard, tpm: 100000, auth: {api_key_env: K}}\ncalltypes:\n  summarize: {service_tier: flex}\n"
+	none(t, check(t, ok, doctor.Options{}), doctor.CheckServiceTier)
+}

@@ -103,10 +103,17 @@ func (e *EMF) Flush(ctx context.Context) error {
 	for _, t := range types {
 		vals := map[string]any{"call_type": t.Name, "Calls": t.Calls, "TokensReserved": t.TokensReserved,
 			"TokensUsed": t.TokensUsed, "ReservationError": t.ReservationError(),
-			"Mended": t.Mended, "Repaired": t.Repaired, "Invalid": t.Invalid}
+			"Mended": t.Mended, "Repaired": t.Repaired, "Invalid": t.Invalid,
+			"Images": t.Images, "ImageTokens": t.ImageTokens, "TierFallbacks": t.TierFallbacks}
 		units := map[string]string{"Calls": "Count", "TokensReserved": "Count", "TokensUsed": "Count", "ReservationError": "None",
-			"Mended": "Count", "Repaired": "Count", "Invalid": "Count"}
+			"Mended": "Count", "Repaired": "Count", "Invalid": "Count", "Images": "Count", "ImageTokens": "Count", "TierFallbacks": "Count"}
 		lines = append(lines, line(v.At, []string{"call_type"}, vals, units))
+		for _, d := range sortedKeys(t.PromptTokens) {
+			vals := map[string]any{"call_type": t.Name, "deployment": d, "PromptTokens": t.PromptTokens[d],
+				"CachedTokens": t.CachedTokens[d], "CachedShare": t.CachedShare(d)}
+			units := map[string]string{"PromptTokens": "Count", "CachedTokens": "Count", "CachedShare": "None"}
+			lines = append(lines, line(v.At, []string{"call_type", "deployment"}, vals, units))
+		}
 	}
 	for _, l := range v.Learned {
 		vals := map[string]any{"task": l.Task, "LearnedHits": l.Hits, "LearnedHeals": l.Heals, "LearnedMisses": sum(l.Misses)}
@@ -190,7 +197,7 @@ func title(s string) string {
 	return string(s[0]-'a'+'A') + s[1:]
 }
 
-func sortedKeys(m map[string]string) []string {
+func sortedKeys[V any](m map[string]V) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
 		out = append(out, k)

@@ -21,6 +21,22 @@ type Type struct {
 	// read once the type mended a slip, read after a repair request, and
 	// still refused after it. A rise says the prompt or the model drifted.
 	Mended, Repaired, Invalid int64
+	// PromptTokens and CachedTokens are what each deployment counted of
+	// the type's prompts and read from its prompt cache, by deployment.
+	PromptTokens, CachedTokens map[string]int64
+	// Images and ImageTokens are the screenshots the calls carried and
+	// what they were priced at; TierFallbacks the calls sent again on the
+	// default tier when a deployment refused the type's.
+	Images, ImageTokens, TierFallbacks int64
+}
+
+// CachedShare is the share of the type's prompt tokens that deployment
+// read from its cache; 0 before any were counted.
+func (t Type) CachedShare(deployment string) float64 {
+	if t.PromptTokens[deployment] == 0 {
+		return 0
+	}
+	return float64(t.CachedTokens[deployment]) / float64(t.PromptTokens[deployment])
 }
 
 // ReservationError is what the type's calls charged over what they used:

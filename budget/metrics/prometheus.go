@@ -54,6 +54,11 @@ var (
 	descLearnedHits   = prometheus.NewDesc("headroom_learned_hits_total", "Runs this process replayed from a learned run to a verified end, by task.", []string{"task"}, nil)
 	descLearnedMisses = prometheus.NewDesc("headroom_learned_misses_total", "Runs that did not follow a learned run to the end, by task and reason.", []string{"task", "reason"}, nil)
 	descLearnedHeals  = prometheus.NewDesc("headroom_learned_heals_total", "Learned runs rewritten by a run the model finished, by task.", []string{"task"}, nil)
+	descTypePrompt    = prometheus.NewDesc("headroom_prompt_tokens_total", "Prompt tokens the deployments counted of this process's calls, by call type and deployment.", []string{"call_type", "deployment"}, nil)
+	descTypeCached    = prometheus.NewDesc("headroom_cached_tokens_total", "Prompt tokens the deployments read from their prompt caches (usage cached_tokens), by call type and deployment: over headroom_prompt_tokens_total, the share affinity keeps cached.", []string{"call_type", "deployment"}, nil)
+	descTypeImages    = prometheus.NewDesc("headroom_images_total", "Screenshots this process's calls carried, by call type.", []string{"call_type"}, nil)
+	descTypeImageTok  = prometheus.NewDesc("headroom_image_tokens_total", "Tokens this process's calls reserved for their images, by call type.", []string{"call_type"}, nil)
+	descTypeTierBack  = prometheus.NewDesc("headroom_tier_fallbacks_total", "Calls a deployment refused the type's service tier for, sent once more on the default tier, by call type.", []string{"call_type"}, nil)
 	descTypeAnswers   = prometheus.NewDesc("headroom_answers_refused_total", "Answers the parser refused, by call type and what came of them: mended (a slip fixed without a request), repaired (read after one repair request), invalid (refused after it).", []string{"call_type", "outcome"}, nil)
 )
 
@@ -63,6 +68,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 		descStoreCalls, descStoreAgain, descStoreDown,
 		descModelRatio, descModelMargin, descModelSafety, descModelPacing,
 		descTypeCalls, descTypeReserved, descTypeUsed, descTypeError, descTypeAnswers,
+		descTypePrompt, descTypeCached, descTypeImages, descTypeImageTok, descTypeTierBack,
 		descLearnedHits, descLearnedMisses, descLearnedHeals} {
 		ch <- d
 	}
@@ -131,6 +137,13 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		n(descTypeAnswers, float64(t.Mended), t.Name, "mended")
 		n(descTypeAnswers, float64(t.Repaired), t.Name, "repaired")
 		n(descTypeAnswers, float64(t.Invalid), t.Name, "invalid")
+		for d, p := range t.PromptTokens {
+			n(descTypePrompt, float64(p), t.Name, d)
+			n(descTypeCached, float64(t.CachedTokens[d]), t.Name, d)
+		}
+		n(descTypeImages, float64(t.Images), t.Name)
+		n(descTypeImageTok, float64(t.ImageTokens), t.Name)
+		n(descTypeTierBack, float64(t.TierFallbacks), t.Name)
 	}
 	for _, l := range v.Learned {
 		n(descLearnedHits, float64(l.Hits), l.Task)

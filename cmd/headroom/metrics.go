@@ -64,7 +64,8 @@ func callerSource(c *llm.Caller) metrics.Source {
 		}
 		for name, s := range c.Stats() {
 			v.Types = append(v.Types, metrics.Type{Name: name, Calls: s.Calls, TokensReserved: s.TokensReserved, TokensUsed: s.TokensUsed,
-				Mended: s.Mended, Repaired: s.Repaired, Invalid: s.Invalid})
+				Mended: s.Mended, Repaired: s.Repaired, Invalid: s.Invalid, PromptTokens: s.PromptTokensBy, CachedTokens: s.CachedTokensBy,
+				Images: s.Images, ImageTokens: s.ImageTokens, TierFallbacks: s.TierFallbacks})
 		}
 		return v, nil
 	}
