@@ -20,6 +20,10 @@ type Report struct {
 	// its prompt cache (usage.prompt_tokens_details.cached_tokens), on
 	// the call's first request.
 	CachedTokens int64 `json:"cached_tokens,omitempty"`
+	// HistoryTokens is the stored conversation a Responses call continued
+	// (previous_response_id), as the last response's usage counted it:
+	// Azure charges it as input, so it is reserved beside the request.
+	HistoryTokens int64 `json:"history_tokens,omitempty"`
 	// Images are the images the call's requests carried, and ImageTokens
 	// what they were priced at in TokensReserved, by the rule of the
 	// deployment model's family.
