@@ -57,3 +57,31 @@ func TestEstimatesAgree(t *testing.T) {
 		t.Errorf("a 28-character prompt is estimated at %d tokens; Azure charged 8", got)
 	}
 }
+
+// The simulator counts an image's tokens by its own copy of the published
+// rules, the client by its: they must agree on every model either knows,
+// at every size and detail.
+func TestImageTablesAgree(t *testing.T) {
+	sim, client := azuresim.ImageRulePrefixes(), models.ImageRulePrefixes()
+	slices.Sort(sim)
+	slices.Sort(client)
+	if !slices.Equal(sim, client) {
+		t.Errorf("the simulator prices images on the models %q, the client on %q", sim, client)
+	}
+	names := []string{"", "my-model", "gpt-4", "gpt-35-turbo", "o4", "gpt-5-chat", " GPT-4o "}
+	for _, p := range slices.Concat(sim, client) {
+		names = append(names, p, p+"-2025-04-14", strings.ToUpper(p))
+	}
+	sizes := []int{0, 1, 31, 32, 33, 100, 511, 512, 513, 720, 767, 768, 769, 1024, 1080, 1280, 1474, 1920, 2047, 2048, 2049, 4000, 8192}
+	for _, m := range names {
+		for _, w := range sizes {
+			for _, h := range sizes {
+				for _, detail := range []string{"", "auto", "low", "high"} {
+					if s, c := azuresim.ImageTokens(m, w, h, detail), models.ImageTokens(m, w, h, detail); s != c {
+						t.Errorf("model %q, %d×%d at %q: the simulator counts %d tokens, the client %d", m, w, h, detail, s, c)
+					}
+				}
+			}
+		}
+	}
+}

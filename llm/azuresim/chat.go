@@ -1,6 +1,7 @@
 package azuresim
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -24,6 +25,11 @@ type chatRequest struct {
 	Temperature         *float64        `json:"temperature"`
 	TopP                *float64        `json:"top_p"`
 	ReasoningEffort     *string         `json:"reasoning_effort"`
+	ServiceTier         *string         `json:"service_tier"`
+	// PromptCacheKey changes nothing here: Azure uses it to route calls
+	// that share a prefix to one cache, and the simulator keeps one cache
+	// per deployment anyway.
+	PromptCacheKey *string `json:"prompt_cache_key"`
 }
 
 type chatMessage struct {
@@ -32,8 +38,8 @@ type chatMessage struct {
 	Content json.RawMessage `json:"content"`
 }
 
-// text returns a message's content whether it is a string or an array of
-// content parts.
+// contentText returns a message's content whether it is a string or an
+// array of content parts, reading only their text.
 func contentText(raw json.RawMessage) (string, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return "", nil
@@ -63,6 +69,35 @@ type capped struct {
 	charged   int64 // max(n, best_of)
 }
 
+// chatPrompt is a chat call's messages as the simulator counts them, and
+// the images each carries.
+type chatPrompt struct {
+	msgs []tokens.Message
+	pics [][]picture
+}
+
+// imageCount is a prompt's pictures as counted: how many, their
+// published tokens, and what admission charges for them.
+type imageCount struct {
+	n, tokens, charged int64
+}
+
+// countImages counts p's pictures on d: admission charges each its
+// published count, or the deployment's flat image_admission when it sets
+// one.
+func (d *deployment) countImages(p chatPrompt) imageCount {
+	var im imageCount
+	for _, pics := range p.pics {
+		for _, pic := range pics {
+			n := ImageTokens(d.cfg.Model, pic.width, pic.height, pic.detail)
+			im.n++
+			im.tokens += n
+			im.charged += cmp.Or(d.cfg.ImageAdmission, n)
+		}
+	}
+	return im
+}
+
 // Estimate is what Azure charges a call at admission: a character-based
 // prompt estimate, not a tokenizer's count (a quarter token per
 // character, rounded up, plus one for each message, which matches the
@@ -90,7 +125,11 @@ func (r *resource) chat(w http.ResponseWriter, req *http.Request) {
 	if !c.checkReasoning(w, body) {
 		return
 	}
-	msgs, lim, ok := c.checkChat(w, body)
+	p, lim, ok := c.checkChat(w, body)
+	if !ok {
+		return
+	}
+	tier, ok := c.checkTier(w, body.ServiceTier)
 	if !ok {
 		return
 	}
@@ -105,15 +144,18 @@ func (r *resource) chat(w http.ResponseWriter, req *http.Request) {
 		}
 		reasoning = min(c.d.reasoningTokens(effort), lim.maxTokens)
 	}
-	t, ok := c.admit(w, Estimate(msgs, lim.maxTokens, lim.choices, lim.charged))
+	im := c.d.countImages(p)
+	t, ok := c.admit(w, Estimate(p.msgs, lim.maxTokens, lim.choices, lim.charged)+im.charged)
 	if !ok {
 		return
 	}
+	r.sim.noteCall(c.d, tier, im)
 	in := Request{
-		Deployment: c.d.cfg.Name, Messages: msgs, ResponseFormat: body.ResponseFormat,
+		Deployment: c.d.cfg.Name, Messages: p.msgs, Images: int(im.n), ResponseFormat: body.ResponseFormat,
 		MaxTokens: lim.maxTokens - reasoning, OutputTokens: c.d.cfg.OutputTokens,
 	}
-	prompt := int64(tokens.Chat(msgs))
+	prompt := int64(tokens.Chat(p.msgs)) + im.tokens
+	cached := r.sim.cachedTokens(c.d, p.msgs, p.pics, prompt)
 	var completion int64
 	choices := make([]map[string]any, lim.choices)
 	for i := range choices {
@@ -142,11 +184,15 @@ func (r *resource) chat(w http.ResponseWriter, req *http.Request) {
 		"created":            time.Now().Unix(),
 		"model":              c.modelName(),
 		"choices":            choices,
+		"service_tier":       tier,
 		"system_fingerprint": "fp_headroom_sim",
 		"usage": map[string]any{
 			"prompt_tokens":     prompt,
 			"completion_tokens": completion,
 			"total_tokens":      prompt + completion,
+			"prompt_tokens_details": map[string]any{
+				"cached_tokens": cached,
+			},
 			"completion_tokens_details": map[string]any{
 				"reasoning_tokens": reasoning * lim.choices,
 			},
@@ -154,31 +200,50 @@ func (r *resource) chat(w http.ResponseWriter, req *http.Request) {
 	})
 }
 
+// noteCall counts an accepted call's images and service tier.
+func (s *Sim) noteCall(d *deployment, tier string, im imageCount) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	d.stats.Images += im.n
+	d.stats.ImageTokens += im.tokens
+	d.stats.ImageTokensCharged += im.charged
+	switch tier {
+	case tierFlex:
+		d.stats.Tiers.Flex++
+	case tierPriority:
+		d.stats.Tiers.Priority++
+	default:
+		d.stats.Tiers.Default++
+	}
+}
+
 // checkChat validates a chat body the way Azure would, answering 400 with
 // the parameter at fault.
-func (c *call) checkChat(w http.ResponseWriter, body chatRequest) ([]tokens.Message, capped, bool) {
+func (c *call) checkChat(w http.ResponseWriter, body chatRequest) (chatPrompt, capped, bool) {
 	if len(body.Messages) == 0 {
 		badRequest(w, "messages", "'messages' is a required property and must hold at least one message")
-		return nil, capped{}, false
+		return chatPrompt{}, capped{}, false
 	}
 	if body.Stream {
 		badRequest(w, "stream", "the simulator does not stream; send stream: false")
-		return nil, capped{}, false
+		return chatPrompt{}, capped{}, false
 	}
-	msgs := make([]tokens.Message, len(body.Messages))
+	prompt := chatPrompt{msgs: make([]tokens.Message, len(body.Messages)), pics: make([][]picture, len(body.Messages))}
 	for i, m := range body.Messages {
-		text, err := contentText(m.Content)
+		text, pics, err := chatContent(m.Content)
 		if err != nil {
-			badRequest(w, fmt.Sprintf("messages[%d].content", i), "Invalid 'messages[%d].content': %v.", i, err)
-			return nil, capped{}, false
+			param := fmt.Sprintf("messages[%d].content%s", i, err.param)
+			badRequest(w, param, "Invalid '%s': %s.", param, err.msg)
+			return chatPrompt{}, capped{}, false
 		}
 		switch m.Role {
 		case "system", "developer", "user", "assistant", "tool", "function":
 		default:
 			badRequest(w, fmt.Sprintf("messages[%d].role", i), "Invalid value for 'messages[%d].role': %q is not one of system, developer, user, assistant, tool.", i, m.Role)
-			return nil, capped{}, false
+			return chatPrompt{}, capped{}, false
 		}
-		msgs[i] = tokens.Message{Role: m.Role, Name: m.Name, Content: text}
+		prompt.msgs[i] = tokens.Message{Role: m.Role, Name: m.Name, Content: text}
+		prompt.pics[i] = pics
 	}
 	lim := capped{maxTokens: c.d.defaultMaxTokens(), choices: 1, charged: 1}
 	for _, p := range []struct {
@@ -197,12 +262,12 @@ func (c *call) checkChat(w http.ResponseWriter, body chatRequest) ([]tokens.Mess
 		}
 		if *p.v < 1 || *p.v > p.hi {
 			badRequest(w, p.name, "Invalid '%s': integer %d is out of range: expected 1 to %d.", p.name, *p.v, p.hi)
-			return nil, capped{}, false
+			return chatPrompt{}, capped{}, false
 		}
 		*p.dst = *p.v
 	}
 	lim.charged = max(lim.charged, lim.choices)
-	return msgs, lim, true
+	return prompt, lim, true
 }
 
 func (d *deployment) defaultMaxTokens() int64 {

@@ -109,6 +109,14 @@ type Deployment struct {
 	// Adjustments lower the effective limit on a schedule, counted from
 	// the moment the simulator starts.
 	Adjustments []Adjustment `yaml:"adjustments"`
+	// ServiceTiers, when set, are the service tiers beyond default the
+	// deployment takes (flex, priority; [default] for neither), in place
+	// of what the simulator's table says of its model.
+	ServiceTiers []string `yaml:"service_tiers"`
+	// CacheIdle is how long a cached prompt prefix lasts unused (0 is
+	// DefaultCacheIdle); CacheOff keeps no prompt cache at all.
+	CacheIdle time.Duration `yaml:"cache_idle"`
+	CacheOff  bool          `yaml:"cache_off"`
 
 	// The rules below are ones a client cannot see from outside; their
 	// zero values are the simulator's usual behaviour.
@@ -124,6 +132,11 @@ type Deployment struct {
 	// fraction, from the simulator's seed.
 	EstimateScale float64 `yaml:"estimate_scale"`
 	EstimateNoise float64 `yaml:"estimate_noise"`
+	// ImageAdmission is what admission charges for each image a call
+	// carries; 0 charges the image's published token count. How Azure's
+	// admission counts an image is not published, so a flat figure lets a
+	// client's guess be tried against a server that differs from it.
+	ImageAdmission int64 `yaml:"image_admission"`
 	// DispatchDelay is how long after a call arrives the server counts
 	// it (and may refuse it), spread by ± DispatchJitter of itself: the
 	// lag between a client's admission and the server's.

@@ -38,6 +38,9 @@ func TestParseConfigErrorsNameFileLineAndField(t *testing.T) {
 			`sim.yaml:4: deployments[1].request_windows: deployment "b" shares quota pool "p" with "a", which counts its request windows sliding`},
 		{"deployments:\n  - {name: a, tpm: 1, subscription: s, region: r, token_window: sliding}\n  - name: b\n    tpm: 1\n    subscription: s\n    region: r\n    token_window: fixed\n",
 			`sim.yaml:7: deployments[1].token_window: deployment "b" shares quota pool "s/r/standard/" with "a"`},
+		{"deployments:\n  - name: a\n    tpm: 1\n    image_admission: -5\n", "sim.yaml:4: deployments[0].image_admission: must not be negative"},
+		{"deployments:\n  - name: a\n    tpm: 1\n    cache_idle: -1m\n", "sim.yaml:4: deployments[0].cache_idle: must not be negative"},
+		{"deployments:\n  - name: a\n    tpm: 1\n    service_tiers: [flex, scale]\n", `deployments[0].service_tiers[1]: "scale" is not a service tier`},
 		{"window: 1m\n", "deployments: no deployments"},
 		{"deployments: [\n", "sim.yaml:1: "},
 	}
@@ -95,7 +98,10 @@ deployments:
     estimate_noise: 0.05
     dispatch_delay: 20ms
     dispatch_jitter: 0.5
-  - {name: e, tpm: 60000}
+    image_admission: 1200
+    cache_idle: 10m
+    service_tiers: [flex]
+  - {name: e, tpm: 60000, cache_off: true}
 `))
 	if err != nil {
 		t.Fatal(err)
@@ -104,9 +110,15 @@ deployments:
 	if d.RequestWindows != SlidingWindow || d.TokenWindow != FixedWindow || d.EstimateScale != 1.1 || d.EstimateNoise != 0.05 || d.DispatchDelay != 20*time.Millisecond || d.DispatchJitter != 0.5 {
 		t.Errorf("decoded %+v", d)
 	}
+	if d.ImageAdmission != 1200 || d.CacheIdle != 10*time.Minute || len(d.ServiceTiers) != 1 || d.ServiceTiers[0] != "flex" || !cfg.Deployments[1].CacheOff {
+		t.Errorf("decoded image_admission %d, cache_idle %v, service_tiers %q, cache_off %v", d.ImageAdmission, d.CacheIdle, d.ServiceTiers, cfg.Deployments[1].CacheOff)
+	}
 	s, err := New(cfg, Options{})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if c, off := s.lookup("default", "d").cache, s.lookup("default", "e").cache; c == nil || c.idle != 10*time.Minute || off != nil {
+		t.Errorf("prompt caches: d %+v, e %+v", c, off)
 	}
 	own, plain := s.lookup("default", "d").own, s.lookup("default", "e").own
 	if !own.req1.sliding || !own.req10.sliding || own.tokens.sliding || plain.req1.sliding || plain.tokens.sliding {

@@ -152,6 +152,17 @@ func (d Deployment) check(f string, pools map[string]bool, bad errorf) error {
 		return bad(f+".default_max_tokens", "must not be negative")
 	case d.Pool != "" && !pools[d.Pool]:
 		return bad(f+".pool", "pool %q is not declared under pools", d.Pool)
+	case d.ImageAdmission < 0:
+		return bad(f+".image_admission", "must not be negative (0 charges each image its published token count)")
+	case d.CacheIdle < 0:
+		return bad(f+".cache_idle", "must not be negative (0 is the default, %v)", DefaultCacheIdle)
+	}
+	for i, t := range d.ServiceTiers {
+		switch t {
+		case tierDefault, tierFlex, tierPriority:
+		default:
+			return bad(fmt.Sprintf("%s.service_tiers[%d]", f, i), "%q is not a service tier a deployment takes: use flex, priority, or default for neither", t)
+		}
 	}
 	for e, n := range d.ReasoningTokens {
 		if _, ok := defaultReasoning[e]; !ok {

@@ -17,7 +17,10 @@ type Model interface {
 // Request is what a Model sees of a call.
 type Request struct {
 	Deployment string
-	Messages   []tokens.Message
+	// Messages hold the text of the call's messages; a Model reads no
+	// images, only how many came.
+	Messages []tokens.Message
+	Images   int
 	// ResponseFormat is the call's response_format, raw, when it set one.
 	ResponseFormat json.RawMessage
 	// MaxTokens is the call's cap (the deployment default when it set none).

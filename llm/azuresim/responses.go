@@ -19,6 +19,9 @@ type responsesRequest struct {
 	Store              *bool           `json:"store"`
 	PreviousResponseID string          `json:"previous_response_id"`
 	Stream             bool            `json:"stream"`
+	ServiceTier        *string         `json:"service_tier"`
+	// PromptCacheKey is accepted and changes nothing, as on chat calls.
+	PromptCacheKey *string `json:"prompt_cache_key"`
 }
 
 type inputItem struct {
@@ -54,6 +57,10 @@ func (r *resource) responses(w http.ResponseWriter, req *http.Request) {
 	if !ok {
 		return
 	}
+	tier, ok := c.checkTier(w, body.ServiceTier)
+	if !ok {
+		return
+	}
 	maxOut := c.d.defaultMaxTokens()
 	if v := body.MaxOutputTokens; v != nil {
 		if *v < 16 || *v > 1<<20 {
@@ -66,10 +73,12 @@ func (r *resource) responses(w http.ResponseWriter, req *http.Request) {
 	if !ok {
 		return
 	}
+	r.sim.noteCall(c.d, tier, imageCount{})
 	text, cut := tokens.Truncate(c.d.model.Reply(Request{
 		Deployment: c.d.cfg.Name, Messages: conv, MaxTokens: maxOut, OutputTokens: c.d.cfg.OutputTokens,
 	}), int(maxOut))
 	in, out := int64(tokens.Chat(conv)), int64(tokens.Count(text))
+	cached := r.sim.cachedTokens(c.d, conv, nil, in)
 	if !c.finish(w, req, t, in, out) {
 		return
 	}
@@ -98,7 +107,11 @@ func (r *resource) responses(w http.ResponseWriter, req *http.Request) {
 			"type": "message", "id": msgID, "status": status, "role": "assistant",
 			"content": []any{map[string]any{"type": "output_text", "text": text, "annotations": []any{}}},
 		}},
-		"usage":                map[string]int64{"input_tokens": in, "output_tokens": out, "total_tokens": in + out},
+		"usage": map[string]any{
+			"input_tokens": in, "output_tokens": out, "total_tokens": in + out,
+			"input_tokens_details": map[string]int64{"cached_tokens": cached},
+		},
+		"service_tier":         tier,
 		"store":                store,
 		"previous_response_id": prev,
 		"max_output_tokens":    maxOut,

@@ -49,6 +49,8 @@ type Sim struct {
 	start  time.Time
 	// readTimeout bounds reading a request (Options.ReadTimeout).
 	readTimeout time.Duration
+	// clock is what the prompt cache reads the time from; tests move it.
+	clock func() time.Time
 
 	mu        sync.Mutex // guards meters, stats, the random source
 	rng       *rand.Rand
@@ -76,6 +78,7 @@ type deployment struct {
 	faults Faults
 	model  Model
 	stats  Stats
+	cache  *promptCache // nil when the deployment keeps none
 	// noise draws the estimate_noise factors: a source of its own, seeded
 	// from the simulator's seed and the deployment's name, so a
 	// deployment's sequence of charges repeats whatever else draws.
@@ -103,6 +106,7 @@ func New(cfg Config, opts Options) (*Sim, error) {
 		window: cmp.Or(cfg.Window, DefaultWindow),
 		refund: cmp.Or(cfg.Refund.normal(), Hold),
 		start:  time.Now(),
+		clock:  time.Now,
 
 		readTimeout: cmp.Or(opts.ReadTimeout, DefaultReadTimeout),
 	}
@@ -148,6 +152,9 @@ func New(cfg Config, opts Options) (*Sim, error) {
 			}
 			if dc.Faults != nil {
 				d.faults = *dc.Faults
+			}
+			if !dc.CacheOff {
+				d.cache = newPromptCache(cmp.Or(dc.CacheIdle, DefaultCacheIdle), maxCacheEntries)
 			}
 			name := cmp.Or(dc.Reply, "echo")
 			if d.model = models[name]; d.model == nil {

@@ -32,6 +32,17 @@ type Stats struct {
 	TokensRefunded   int64 `json:"tokens_refunded"`
 	PromptTokens     int64 `json:"prompt_tokens"`
 	CompletionTokens int64 `json:"completion_tokens"`
+	// Images is how many images the accepted calls carried; ImageTokens
+	// is their published token count (a part of PromptTokens), and
+	// ImageTokensCharged what admission charged for them (a part of
+	// TokensEstimated: the published count, or image_admission apiece).
+	Images             int64 `json:"images"`
+	ImageTokens        int64 `json:"image_tokens"`
+	ImageTokensCharged int64 `json:"image_tokens_charged"`
+	// CachedTokens is the part of PromptTokens the prompt cache held.
+	CachedTokens int64 `json:"cached_tokens"`
+	// Tiers counts the accepted calls by the service tier that served them.
+	Tiers ByTier `json:"tiers"`
 	// FirstAccepted and LastAccepted are when the first and the last call
 	// accepted were counted: the span the deployment took to admit them.
 	FirstAccepted time.Time `json:"first_accepted,omitzero"`
@@ -75,6 +86,13 @@ type ByCause struct {
 
 // Total is the number of 429s.
 func (b ByCause) Total() int64 { return b.Tokens + b.Requests + b.Adjustment }
+
+// ByTier counts calls by service tier; auto is served as default.
+type ByTier struct {
+	Default  int64 `json:"default"`
+	Flex     int64 `json:"flex"`
+	Priority int64 `json:"priority"`
+}
 
 // Snapshot is what GET /sim/stats returns.
 type Snapshot struct {
