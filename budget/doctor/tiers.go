@@ -48,4 +48,3 @@ func (c *checker) serviceTiers() {
 			fmt.Sprintf("serve those calls from a Global Standard deployment of a model with %s (%s), or leave service_tier out", tier, list(models.TierModels(tier))))
 	}
 }
-

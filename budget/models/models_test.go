@@ -72,9 +72,9 @@ func TestImageTokens(t *testing.T) {
 	}{
 		{"gpt-4o", 1024, 1024, "high", 765},
 		{"gpt-4o", 1024, 1024, "low", 85},
-		{"gpt-4o", 2048, 4096, "high", 1105},  // 768×1536: 2×3 tiles
-		{"gpt-4o", 1280, 720, "auto", 1105},   // 1280×720: 3×2 tiles
-		{"gpt-4o", 1280, 720, "", 1105},       // no detail is auto
+		{"gpt-4o", 2048, 4096, "high", 1105}, // 768×1536: 2×3 tiles
+		{"gpt-4o", 1280, 720, "auto", 1105},  // 1280×720: 3×2 tiles
+		{"gpt-4o", 1280, 720, "", 1105},      // no detail is auto
 		{"gpt-4o-mini", 1024, 1024, "low", 2833},
 		{"gpt-4.1-mini", 4000, 1474, "high", 2489}, // the cap: 1,536 × 1.62
 		{"gpt-4.1-mini", 1024, 1024, "low", 1659},  // 32×32 patches × 1.62
