@@ -2,9 +2,12 @@ package azuresim
 
 import (
 	"cmp"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/headroom-agent/headroom/llm/tokens"
@@ -20,6 +23,7 @@ type responsesRequest struct {
 	PreviousResponseID string          `json:"previous_response_id"`
 	Stream             bool            `json:"stream"`
 	ServiceTier        *string         `json:"service_tier"`
+	Include            []string        `json:"include"`
 	// PromptCacheKey is accepted and changes nothing, as on chat calls.
 	PromptCacheKey *string `json:"prompt_cache_key"`
 }
@@ -31,6 +35,31 @@ type inputItem struct {
 	Content   json.RawMessage `json:"content"`
 	Output    string          `json:"output"`
 	Arguments string          `json:"arguments"`
+	// EncryptedContent is a reasoning item's, sealed by the resource that
+	// made it.
+	EncryptedContent string `json:"encrypted_content"`
+}
+
+// sealed is a reasoning item's encrypted content as this resource
+// writes it: opaque to the client, readable by the resource alone, as
+// Azure's are (sealed with the resource's key, so store=false does not
+// free a conversation that carries them from its resource).
+func (r *resource) sealed(id string) string {
+	return base64.StdEncoding.EncodeToString([]byte("sealed:" + r.tag + ":" + id))
+}
+
+// sealedBy is the resource tag that sealed content, "" when it reads as
+// no simulator's.
+func sealedBy(content string) string {
+	raw, err := base64.StdEncoding.DecodeString(content)
+	if err != nil {
+		return ""
+	}
+	parts := strings.SplitN(string(raw), ":", 3)
+	if len(parts) != 3 || parts[0] != "sealed" {
+		return ""
+	}
+	return parts[1]
 }
 
 // differentResource is the message Azure gives when an item id minted by
@@ -89,6 +118,16 @@ func (r *resource) responses(w http.ResponseWriter, req *http.Request) {
 		r.items.put(respID, append(conv, reply))
 		r.items.put(msgID, []tokens.Message{reply})
 	}
+	output := []any{}
+	if isReasoning(c.d.cfg.Model) {
+		// A reasoning model's output leads with its reasoning item; its
+		// encrypted content only when asked for, as Azure gives it.
+		rs := map[string]any{"type": "reasoning", "id": r.sim.newID("rs", r.tag), "summary": []any{}}
+		if slices.Contains(body.Include, "reasoning.encrypted_content") {
+			rs["encrypted_content"] = r.sealed(rs["id"].(string))
+		}
+		output = append(output, rs)
+	}
 	status, incomplete := "completed", any(nil)
 	if cut {
 		status, incomplete = "incomplete", map[string]string{"reason": "max_output_tokens"}
@@ -103,10 +142,10 @@ func (r *resource) responses(w http.ResponseWriter, req *http.Request) {
 		"created_at": time.Now().Unix(),
 		"status":     status,
 		"model":      c.modelName(),
-		"output": []any{map[string]any{
+		"output": append(output, map[string]any{
 			"type": "message", "id": msgID, "status": status, "role": "assistant",
 			"content": []any{map[string]any{"type": "output_text", "text": text, "annotations": []any{}}},
-		}},
+		}),
 		"usage": map[string]any{
 			"input_tokens": in, "output_tokens": out, "total_tokens": in + out,
 			"input_tokens_details": map[string]int64{"cached_tokens": cached},
@@ -156,6 +195,15 @@ func (r *resource) conversation(w http.ResponseWriter, body responsesRequest) ([
 		param := fmt.Sprintf("input[%d].id", i)
 		if it.ID != "" && !r.own(w, param, it.ID) {
 			return nil, false
+		}
+		if it.Type == "reasoning" {
+			// Read by its sealer alone: content another resource sealed
+			// is refused, whatever the item's id says.
+			if tag := sealedBy(it.EncryptedContent); it.EncryptedContent != "" && tag != r.tag {
+				badRequest(w, fmt.Sprintf("input[%d].encrypted_content", i), differentResource)
+				return nil, false
+			}
+			continue
 		}
 		if it.Type == "item_reference" {
 			ref, ok := r.items.get(it.ID)
