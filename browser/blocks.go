@@ -34,6 +34,7 @@ type listItem struct{ list, item int }
 type elemInfo struct {
 	serial   int
 	weakName bool // no name, or one from a placeholder or title: a label beside it says better
+	unnamed  bool // named by nothing a person reads, at most by its author's words for it
 }
 
 // opened is an element being walked.
@@ -43,10 +44,11 @@ type opened struct {
 
 // pendingLine collects the words of the block being read.
 type pendingLine struct {
-	b        strings.Builder
-	top, bot float64
-	onscreen bool
-	sep      string // what joins the next word: " | " between table cells
+	b           strings.Builder
+	top, bot    float64
+	left, right float64
+	onscreen    bool
+	sep         string // what joins the next word: " | " between table cells
 }
 
 // words adds a text node's words to the line, with its box.
@@ -55,6 +57,7 @@ func (w *walker) words(t string, box [4]float64, offscreen bool) {
 	for _, f := range strings.Fields(t) {
 		if l.b.Len() == 0 {
 			l.top, l.bot = box[1], box[1]+box[3]
+			l.left, l.right = box[0], box[0]+box[2]
 		} else {
 			l.b.WriteString(cmp.Or(l.sep, " "))
 		}
@@ -63,6 +66,7 @@ func (w *walker) words(t string, box [4]float64, offscreen bool) {
 	}
 	if l.b.Len() > 0 {
 		l.top, l.bot = min(l.top, box[1]), max(l.bot, box[1]+box[3])
+		l.left, l.right = min(l.left, box[0]), max(l.right, box[0]+box[2])
 		l.onscreen = l.onscreen || !offscreen
 	}
 }
@@ -88,7 +92,7 @@ func (w *walker) flush() {
 		return
 	}
 	w.drafts = append(w.drafts, draft{
-		Block: Block{Text: l.b.String(), Heading: w.heading, Element: -1, Top: l.top, Bottom: l.bot, Offscreen: !l.onscreen, Frame: w.frame},
+		Block: Block{Text: l.b.String(), Heading: w.heading, Element: -1, Top: l.top, Bottom: l.bot, Offscreen: !l.onscreen, Frame: w.frame, left: l.left, right: l.right},
 		owner: w.owner(), items: slices.Clone(w.items),
 	})
 	*l = pendingLine{}
@@ -101,7 +105,7 @@ func (w *walker) addElement(box [4]float64, offscreen bool, info elemInfo) {
 	info.serial = w.serial
 	w.infos = append(w.infos, info)
 	w.drafts = append(w.drafts, draft{
-		Block:  Block{Heading: w.heading, Element: -1, Top: box[1], Bottom: box[1] + box[3], Offscreen: offscreen, Frame: w.frame},
+		Block:  Block{Heading: w.heading, Element: -1, Top: box[1], Bottom: box[1] + box[3], Offscreen: offscreen, Frame: w.frame, left: box[0], right: box[0] + box[2]},
 		serial: w.serial, owner: w.owner(), items: slices.Clone(w.items),
 	})
 }
@@ -296,6 +300,7 @@ func (w *walker) label(blocks []draft) []draft {
 			for _, j := range []int{k - 1, k + 1} {
 				if text(j) && norm(blocks[j].Text) == e.Name {
 					gone[j] = true
+					e.shows = append(e.shows, blocks[j].area()) // its words are now the element's
 					break
 				}
 			}
@@ -310,6 +315,8 @@ func (w *walker) label(blocks []draft) []draft {
 		for _, j := range at {
 			if text(j) && isLabel(blocks[j].Block, b.Block, j > k) {
 				e.Name, gone[j] = norm(blocks[j].Text), true
+				e.shows = append(e.shows, blocks[j].area())
+				w.infos[b.Element].unnamed = false
 				break
 			}
 		}

@@ -21,10 +21,12 @@ import (
 func (p *Page) Observe(ctx context.Context) (*Snapshot, error) {
 	var s *Snapshot
 	err := p.do(ctx, "observe", "", p.opts.ActionTimeout, func(ctx context.Context) error {
+		t := p.tab() // the tab p.do works on
 		var err error
 		if s, err = capture(ctx, p.opts.Snapshot); err != nil {
 			return err
 		}
+		s.tab = t
 		if p.showsPDF() {
 			p.addPDFLines(ctx, s)
 		}
@@ -56,7 +58,7 @@ type axInfo struct {
 }
 
 // styles asked of every layout node, in this order.
-var snapshotStyles = []string{"display", "visibility", "cursor"}
+var snapshotStyles = []string{"display", "visibility", "cursor", "background-image"}
 
 // interactiveRoles are roles a person can act on.
 var interactiveRoles = map[string]bool{
@@ -126,6 +128,7 @@ func capture(ctx context.Context, o SnapshotOptions) (*Snapshot, error) {
 	s.Text = w.text.String()
 	s.Viewport = [2]float64{w.viewport[1], w.viewport[1] + w.viewport[3]}
 	w.finishBlocks()
+	s.Visual, s.Unnamed = w.visual(), w.unnamed()
 	s.Fingerprint = hex.EncodeToString(w.hash.Sum(nil))[:16]
 	return s, nil
 }

@@ -11,7 +11,10 @@ import (
 	"github.com/headroom-agent/headroom/internal/safefile"
 )
 
-// Screenshot returns a PNG of what the viewport shows.
+// Screenshot returns a PNG of what the viewport shows, as it shows it:
+// passwords, secrets and all. It is for a person debugging a run (step
+// screenshots to a directory), never for a model: a model is shown
+// Snapshot.Screenshot, which masks what the snapshot's words redact.
 func (p *Page) Screenshot(ctx context.Context) ([]byte, error) {
 	var png []byte
 	err := p.do(ctx, "screenshot", "", p.opts.ActionTimeout, func(ctx context.Context) error {

@@ -36,10 +36,27 @@ type Snapshot struct {
 	// RefusedFrames are the addresses of the page's frames the fence
 	// refused (outside the allowed domains): shown nowhere, read never.
 	RefusedFrames []string
+	// Visual is the share of the viewport, 0 to 1, that pictures cover
+	// (img, svg, canvas, video, picture, object, embed, and elements
+	// painted with a background image): pixels the text does not
+	// describe. Overlapping pictures count twice; the sum stops at 1.
+	Visual float64
+	// Unnamed counts the visible elements on screen that nothing a person
+	// reads names (no words, placeholder or value; at most what their
+	// author called them): icon-only buttons, which only a picture shows.
+	Unnamed int
 
 	opts  SnapshotOptions
 	page  *Page          // the page observed, which its indexes resolve on
+	tab   *tab           // the tab observed, which Screenshot captures
 	hosts map[int]string // each frame's host, by Element.Frame and Block.Frame
+	// masks are where the page shows what the snapshot does not
+	// (secrets, passwords, what it could not read), in page CSS pixels:
+	// Screenshot paints them over.
+	masks []rect
+	// unlisted are the values of fields the snapshot does not list (in
+	// aria-hidden content), which the page still paints.
+	unlisted []shownValue
 }
 
 // Element is one interactive element. Index is its place in Elements;
@@ -66,6 +83,9 @@ type Element struct {
 	// action may touch it, or the page would learn the value by which of
 	// its elements the agent chose.
 	untouchable []string
+	// shows is where the page shows the element's words: its box with
+	// its content's, and the words it was named by beside it.
+	shows []rect
 }
 
 // Block is one line of the page as a person reads it: a heading or a run
@@ -82,6 +102,8 @@ type Block struct {
 	List      int     `json:"list,omitempty"`  // the list of like items it is part of, from 1; 0 for none
 	Item      int     `json:"item,omitempty"`  // the item of that list, from 1
 	Frame     int     `json:"frame,omitempty"` // as Element.Frame
+
+	left, right float64 // its words' extent across the page; 0, 0 for a block nothing placed (a PDF's row)
 }
 
 // redactSnapshot applies the rule every output keeps (a HAR file's) to
@@ -93,7 +115,11 @@ type Block struct {
 // item's, is marked untouchable. Then the general rule: addresses and
 // links by redact.URL, words by redact.Text. A token in a link's query is
 // no business of the model's, and the agent acts by index, not by href.
+// Where the page shows words it changed, a picture of the page must not
+// show them either: those places become the snapshot's masks.
 func (p *Page) redactSnapshot(s *Snapshot) {
+	was := wordsOf(s)
+	defer p.maskRedacted(s, was)
 	top := s.hosts[0]
 	s.URL, s.Title, s.Text = redact.URL(p.hideOn(top, s.URL)), redact.Text(p.hideOn(top, s.Title)), redact.Text(p.hideOn(top, s.Text))
 	p.hideWords(s)

@@ -24,6 +24,8 @@ type walker struct {
 	frame      int                    // the frame being walked: 0 for the top document
 	frameHosts map[cdp.FrameID]string // each frame's host, as the browser's frame tree has it
 	ariaHidden int                    // depth inside aria-hidden="true" subtrees
+	pictures   pictures               // what Snapshot.Visual measures
+	ink        []rect                 // per element being walked: where its content is painted
 
 	blockBuilder
 }
@@ -201,6 +203,7 @@ func (w *walker) node(v *docView, i int) {
 			w.hash.Write([]byte(t))
 			if b, ok := w.box(v, i); ok {
 				w.words(t, b, w.offscreen(b))
+				w.inked(b)
 			}
 		}
 		return
@@ -215,6 +218,10 @@ func (w *walker) node(v *docView, i int) {
 	attrs := w.attrsOf(v, i)
 	display, visibility := w.style(v, i, 0), w.style(v, i, 1)
 	w.fingerprint(v, i, tag, attrs)
+	picture := w.measure(v, i, tag, visibility)
+	if b, ok := w.box(v, i); ok {
+		w.inked(b)
+	}
 
 	li := v.layout[i]
 	block := li >= 0 && isBlock(display) && display != "table-cell"
@@ -249,13 +256,16 @@ func (w *walker) node(v *docView, i int) {
 			el = w.element(v, i, tag, attrs)
 		}
 	}
+	w.noteField(v, i, tag, attrs, el != nil)
 	var open opened
 	if el != nil {
 		open = w.open(el.Index)
+		w.ink = append(w.ink, w.boxRect(v, i))
 	}
 	for _, c := range v.children[i] {
 		w.node(v, c)
 	}
+	w.unread(v, i, tag)
 	if di, ok := v.contentDoc[i]; ok {
 		w.frames++
 		off := v.offset
@@ -271,7 +281,11 @@ func (w *walker) node(v *docView, i int) {
 	if hidden {
 		w.ariaHidden--
 	}
+	if picture {
+		w.pictures.inside--
+	}
 	if el != nil {
+		w.snapshot.Elements[el.Index].shows = []rect{w.popInk()}
 		w.close()
 		w.finish(el.Index, open, v, i, tag, attrs, weak)
 		w.hints = w.hints[:len(w.hints)-1]
@@ -504,6 +518,7 @@ func (w *walker) finish(index int, o opened, v *docView, i int, tag string, attr
 		// Nothing a person reads names it, or only a count ("0" on a cart
 		// icon): what its author called it (a class, an id, an icon's
 		// name) says what it is.
+		w.infos[index].unnamed = true
 		e.Name = norm(strings.Join(w.hintWords(attrs), " ") + " " + e.Name)
 	}
 	if e.Role == "" || e.Role == "generic" || e.Role == "none" || e.Role == "StaticText" {
