@@ -13,7 +13,8 @@ import (
 
 // plan asks for a plan (again, with what was tried, when history is set).
 func (r *runner) plan(ctx context.Context, goal string, snap *browser.Snapshot, history []calltypes.Taken) ([]string, error) {
-	p, rep, err := call(ctx, r, calltypes.PlanCall, calltypes.PlanInput{Goal: goal, Page: r.view(calltypes.Planning, snap, nil, -1), History: history})
+	in := calltypes.PlanInput{Goal: goal, Page: r.view(calltypes.Planning, snap, nil, -1), History: history}
+	p, rep, err := call(ctx, r, calltypes.PlanCall, in, r.sight(ctx, calltypes.Planning, snap, false))
 	r.res.Calls = append(r.res.Calls, rep)
 	if err != nil {
 		return nil, err
@@ -34,30 +35,35 @@ func (r *runner) check(ctx context.Context, goal string, last *calltypes.Taken, 
 		acted = last.Action.Index
 	}
 	in := calltypes.CheckInput{Question: GoalQuestion, Goal: goal, LastAction: last, Page: r.view(calltypes.YesNo, snap, before, acted)}
-	return call(ctx, r, calltypes.CheckCall, in)
+	return call(ctx, r, calltypes.CheckCall, in, r.sight(ctx, calltypes.YesNo, snap, false))
 }
 
 // call makes one typed model call of the task, through llm.Call: the
-// task's class, its session, what is left of its token budget, and a
-// bound on the wait.
-func call[In, Out any](ctx context.Context, r *runner, t calltypes.Typed[In, Out], in In) (Out, llm.Report, error) {
+// task's class, its session, what is left of its token budget, a bound
+// on the wait, and the page's screenshot when the type's vision gives
+// one (nil for none).
+func call[In, Out any](ctx context.Context, r *runner, t calltypes.Typed[In, Out], in In, img *calltypes.Image) (Out, llm.Report, error) {
 	ctx, cancel := context.WithTimeout(ctx, r.o.CallTimeout)
 	defer cancel()
-	out, rep, err := llm.Call(ctx, r.o.Caller, t, in, r.callOptions())
+	o := r.callOptions()
+	o.Image = img
+	out, rep, err := llm.Call(ctx, r.o.Caller, t, in, o)
 	r.res.Totals.TokensReserved += rep.TokensReserved // the budget's running count, at once
 	return out, rep, err
 }
 
 // callNamed is call for a type known by name, such as a task's
 // answer_type defined in the config: JSON in, the answer's JSON out.
-func callNamed(ctx context.Context, r *runner, name string, in any) (json.RawMessage, llm.Report, error) {
+func callNamed(ctx context.Context, r *runner, name string, in any, img *calltypes.Image) (json.RawMessage, llm.Report, error) {
 	raw, err := json.Marshal(in)
 	if err != nil {
 		return nil, llm.Report{}, fmt.Errorf("agent: %s input: %w", name, err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, r.o.CallTimeout)
 	defer cancel()
-	out, rep, err := r.o.Caller.Call(ctx, name, raw, r.callOptions())
+	o := r.callOptions()
+	o.Image = img
+	out, rep, err := r.o.Caller.Call(ctx, name, raw, o)
 	r.res.Totals.TokensReserved += rep.TokensReserved
 	return out, rep, err
 }

@@ -89,7 +89,7 @@ func (r *runner) handedOver() []calltypes.Taken {
 // pick asks the model for the next action on the page as it is.
 func (r *runner) pick(ctx context.Context, p *pursuit, step *Step) (calltypes.Action, error) {
 	in := calltypes.PickInput{Goal: p.goal, Plan: p.plan, Step: p.pos, Page: r.view(calltypes.ClickPick, p.snap, nil, -1), Notes: r.notes(), History: r.recent(), Files: r.t.filesNote()}
-	pick, rep, err := call(ctx, r, calltypes.PickCall, in)
+	pick, rep, err := call(ctx, r, calltypes.PickCall, in, r.sight(ctx, calltypes.ClickPick, p.snap, p.idle > 0))
 	step.Calls = append(step.Calls, rep)
 	if err != nil {
 		step.Action, step.Outcome = "(no pick)", "failed: "+err.Error()

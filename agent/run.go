@@ -316,14 +316,14 @@ func (r *runner) finish(ctx context.Context, met bool) error {
 	if r.t.AnswerType != "" {
 		// The task's own type answers instead of the summary: structured
 		// data, checked against its schema, with no Go written for it.
-		out, rep, err := callNamed(ctx, r, r.t.AnswerType, in)
+		out, rep, err := callNamed(ctx, r, r.t.AnswerType, in, r.sight(ctx, answer, snap, false))
 		r.res.Calls = append(r.res.Calls, rep)
 		if err != nil {
 			return err
 		}
 		r.res.Data, r.res.Answer = out, string(out)
 	} else {
-		s, rep, err := call(ctx, r, calltypes.SummaryCall, in)
+		s, rep, err := call(ctx, r, calltypes.SummaryCall, in, r.sight(ctx, answer, snap, false))
 		r.res.Calls = append(r.res.Calls, rep)
 		if err != nil {
 			return err
@@ -453,5 +453,15 @@ func verdict(v calltypes.Verdict) string {
 }
 
 func callLine(c llm.Report) string {
-	return fmt.Sprintf("%s, %d reserved, %d used, %s", c.Type, c.TokensReserved, c.TokensUsed, c.Deployment)
+	line := fmt.Sprintf("%s, %d reserved, %d used, %s", c.Type, c.TokensReserved, c.TokensUsed, c.Deployment)
+	if c.Images > 0 {
+		line += fmt.Sprintf(", %d image tokens", c.ImageTokens)
+	}
+	if c.CachedTokens > 0 {
+		line += fmt.Sprintf(", %d cached", c.CachedTokens)
+	}
+	if c.TierFallback != "" {
+		line += ", " + c.TierFallback + " refused: default tier"
+	}
+	return line
 }
