@@ -108,6 +108,7 @@ Reply with 1 to %d steps, in order, each one instruction of at most %d character
 			}),
 			Parse:   JSONParser(validatePlan),
 			Input:   JSONInput[PlanInput]("goal"),
+			Steady:  []string{"goal"},
 			Message: Message,
 		},
 		{
@@ -148,6 +149,7 @@ index is -1 for no element; text at most %d characters, empty when not needed; r
 			Parse:   JSONParser(validateAction),
 			Mend:    JSONMender(mendAction, validateAction),
 			Input:   JSONInput[PickInput]("goal"),
+			Steady:  []string{"goal", "plan", "files"},
 			Message: Message,
 		},
 		{
@@ -171,6 +173,7 @@ Answer true only if the page shows it; reason: the evidence, at most %d characte
 			}),
 			Parse:   JSONParser(validateVerdict),
 			Input:   JSONInput[CheckInput]("question", "goal"),
+			Steady:  []string{"question", "goal"},
 			Message: Message,
 		},
 		{
@@ -192,6 +195,7 @@ Answer what the goal asks, its values exactly as they appear: the price, the cou
 			}),
 			Parse:   JSONParser(validateSummary),
 			Input:   JSONInput[SummaryInput]("goal"),
+			Steady:  []string{"goal"},
 			Message: Message,
 		},
 	}

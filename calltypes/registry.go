@@ -106,6 +106,9 @@ type Type struct {
 	// ServiceTier is the tier the type's calls ask for: "" (the
 	// default), TierFlex or TierPriority.
 	ServiceTier string
+	// Steady names the input's fields that stay the same for a task, in
+	// the order they lead its message (see StablePrefix).
+	Steady []string
 }
 
 // DefaultPageTokens caps the page of a type that sets no cap of its own;

@@ -8,8 +8,10 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/headroom-agent/headroom/budget/models"
 	"github.com/headroom-agent/headroom/calltypes"
 	"github.com/headroom-agent/headroom/llm"
+	"github.com/headroom-agent/headroom/llm/tokens"
 )
 
 // Row is one call type's charge against the rate limit: per call, with
@@ -21,6 +23,34 @@ type Row struct {
 	Charged     int64  `json:"charged"`      // reserved per call with its cap (Azure charges alike)
 	FlatCharged int64  `json:"flat_charged"` // reserved per call with the flat cap
 	Used        int64  `json:"used"`         // what the call used
+	// StablePrefix is the o200k tokens of the part of the type's prompt
+	// that stays the same for a task (calltypes.Type.StablePrefix), and
+	// Cacheable whether it reaches the 1,024 a prompt cache starts at.
+	StablePrefix int  `json:"stable_prefix"`
+	Cacheable    bool `json:"cacheable"`
+	// WithLow and WithHigh are what a call charges with a 1280×800
+	// screenshot at detail low and high on gpt-4o, the family most vision
+	// deployments run: Charged plus the image's tokens.
+	WithLow  int64 `json:"with_screenshot_low"`
+	WithHigh int64 `json:"with_screenshot_high"`
+}
+
+// CacheMinimum is the prompt length from which Azure caches a prefix.
+const CacheMinimum = 1024
+
+// Viewport is the screenshot vision prices: the browser's default
+// viewport.
+var Viewport = [2]int{1280, 800}
+
+// stablePrefix is the o200k tokens of t's stable prefix for in: each
+// message's role and content, with the chat format's overhead.
+func stablePrefix(t calltypes.Type, in json.RawMessage) int {
+	system, user := t.StablePrefix(in)
+	n := tokens.PerMessage + tokens.Count("system") + tokens.Count(system)
+	if user != "" {
+		n += tokens.PerMessage + tokens.Count("user") + tokens.Count(user)
+	}
+	return n
 }
 
 // Measure runs one call of each type of calltypes.AgentMix with the
@@ -62,7 +92,17 @@ func Measure(ctx context.Context, disp *llm.Dispatcher, flat int64) ([]Row, floa
 		if err != nil {
 			return nil, 0, fmt.Errorf("%s with a flat cap: %w", t.Name, err)
 		}
-		rows = append(rows, Row{Type: t.Name, Weight: s.Calls, MaxTokens: t.MaxTokens, Charged: a.TokensReserved, FlatCharged: b.TokensReserved, Used: a.TokensUsed})
+		prefix := stablePrefix(t, in)
+		image := func(detail string) int64 {
+			w, h := Viewport[0], Viewport[1]
+			if detail == calltypes.DetailLow { // sent at the side the model reads it at
+				w, h = calltypes.LowDetailSide, calltypes.LowDetailSide*h/w
+			}
+			return models.ImageTokens("gpt-4o", w, h, detail)
+		}
+		rows = append(rows, Row{Type: t.Name, Weight: s.Calls, MaxTokens: t.MaxTokens, Charged: a.TokensReserved, FlatCharged: b.TokensReserved, Used: a.TokensUsed,
+			StablePrefix: prefix, Cacheable: prefix >= CacheMinimum,
+			WithLow: a.TokensReserved + image(calltypes.DetailLow), WithHigh: a.TokensReserved + image(calltypes.DetailHigh)})
 		charged += int64(s.Calls) * a.TokensReserved
 		flatCharged += int64(s.Calls) * b.TokensReserved
 	}

@@ -9,6 +9,7 @@ package pageview
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -21,6 +22,7 @@ import (
 	"github.com/headroom-agent/headroom/agent"
 	"github.com/headroom-agent/headroom/browser"
 	"github.com/headroom-agent/headroom/browser/replay"
+	"github.com/headroom-agent/headroom/budget/models"
 	"github.com/headroom-agent/headroom/calltypes"
 	"github.com/headroom-agent/headroom/internal/yamlconf"
 	"github.com/headroom-agent/headroom/llm"
@@ -57,6 +59,30 @@ type PageRow struct {
 	View        Shown  `json:"view"`
 }
 
+// VisionRow is what the page's screenshot adds to a pick, at detail low
+// and high, beside the text view it goes with: the image tokens by each
+// model family's rule (budget/models), and the bytes sent.
+type VisionRow struct {
+	Page     string `json:"page"`
+	TextView int64  `json:"text_view"` // the pick's page, Azure's estimate
+	Step     int64  `json:"step"`      // the pick as it reserves: system, sections, page and cap
+	Low      Image  `json:"low"`
+	High     Image  `json:"high"`
+	// Mini and O4Mini are the high image on gpt-4.1-mini and o4-mini,
+	// which count 32-px patches rather than 512-px tiles.
+	Mini   int64 `json:"gpt_4_1_mini"`
+	O4Mini int64 `json:"o4_mini"`
+}
+
+// Image is one screenshot as a call would carry it.
+type Image struct {
+	Width  int   `json:"width"`
+	Height int   `json:"height"`
+	Bytes  int   `json:"bytes"`
+	Tokens int64 `json:"tokens"` // on gpt-4o
+	Masked int   `json:"masked"`
+}
+
 // StepRow is what one step of a task reserves: its pick and, when it
 // made one, its check.
 type StepRow struct {
@@ -80,11 +106,12 @@ type TaskRow struct {
 
 // Report is the benchmark's rows and totals.
 type Report struct {
-	Pages []PageRow `json:"pages"`
-	Steps []StepRow `json:"steps"`
-	Tasks []TaskRow `json:"tasks"`
-	Today int64     `json:"today"` // over every step of every task
-	View  int64     `json:"view"`
+	Pages  []PageRow   `json:"pages"`
+	Vision []VisionRow `json:"vision"`
+	Steps  []StepRow   `json:"steps"`
+	Tasks  []TaskRow   `json:"tasks"`
+	Today  int64       `json:"today"` // over every step of every task
+	View   int64       `json:"view"`
 }
 
 // Ratio is the view's step tokens over today's.
@@ -136,7 +163,7 @@ func measurePages(ctx context.Context, o Options, types *calltypes.Registry, r *
 		if err != nil {
 			return err
 		}
-		snaps, err := walkSite(ctx, p, start, steps)
+		snaps, shots, err := walkSite(ctx, p, start, steps)
 		err = errors.Join(err, p.Close())
 		if err != nil {
 			return fmt.Errorf("%s: %w", site, err)
@@ -149,36 +176,84 @@ func measurePages(ctx context.Context, o Options, types *calltypes.Registry, r *
 			for _, t := range types.Types() {
 				r.Pages = append(r.Pages, pageRow(name, t, s))
 			}
+			r.Vision = append(r.Vision, visionRow(name, types, s, shots[k]))
 			o.progress("page %s: %d elements", name, len(s.Elements))
 		}
 	}
 	return nil
 }
 
-func walkSite(ctx context.Context, p *browser.Page, start string, steps []browser.Step) ([]*browser.Snapshot, error) {
+// walkSite observes the page after each step that changes it, and
+// takes its screenshots at detail low and high while it is there.
+func walkSite(ctx context.Context, p *browser.Page, start string, steps []browser.Step) ([]*browser.Snapshot, [][2]browser.Shot, error) {
 	if _, err := p.Navigate(ctx, start); err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	var snaps []*browser.Snapshot
+	var shots [][2]browser.Shot
+	keep := func(s *browser.Snapshot) error {
+		sh, err := pickShots(ctx, s)
+		snaps, shots = append(snaps, s), append(shots, sh)
+		return err
 	}
 	s, err := p.Observe(ctx)
-	if err != nil {
-		return nil, err
+	if err == nil {
+		err = keep(s)
 	}
-	snaps := []*browser.Snapshot{s}
+	if err != nil {
+		return nil, nil, err
+	}
 	for _, st := range steps {
 		a := st.Action(os.TempDir())
 		if _, err := p.Do(ctx, a); err != nil {
-			return nil, fmt.Errorf("%s: %w", a, err)
+			return nil, nil, fmt.Errorf("%s: %w", a, err)
 		}
 		next, err := p.Observe(ctx)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if next.Fingerprint != s.Fingerprint { // an expect changes nothing
 			s = next
-			snaps = append(snaps, s)
+			if err := keep(s); err != nil {
+				return nil, nil, err
+			}
 		}
 	}
-	return snaps, nil
+	return snaps, shots, nil
+}
+
+// pickShots are the page's screenshots as a pick would carry them at
+// detail low and high, by the built-in type's bounds.
+func pickShots(ctx context.Context, s *browser.Snapshot) ([2]browser.Shot, error) {
+	var out [2]browser.Shot
+	for i, side := range []int{calltypes.LowDetailSide, 0} {
+		sh, err := s.Screenshot(ctx, browser.ShotOptions{MaxPixels: calltypes.DefaultImagePixels, MaxSide: side})
+		if err != nil {
+			return out, fmt.Errorf("screenshot: %w", err)
+		}
+		out[i] = sh
+	}
+	return out, nil
+}
+
+// visionRow prices the page's screenshots beside the pick's text view.
+func visionRow(name string, types *calltypes.Registry, s *browser.Snapshot, shots [2]browser.Shot) VisionRow {
+	t, _ := types.Lookup(calltypes.ClickPick)
+	view := agent.ViewOf(t, s, nil, -1)
+	in := calltypes.PickInput{Goal: "Reach the goal.", Page: view}
+	raw, _ := json.Marshal(in)
+	msgs := []tokens.Message{{Role: "system", Content: t.System}, {Role: "user", Content: t.Message(raw)}}
+	image := func(sh browser.Shot, detail string) Image {
+		return Image{Width: sh.Width, Height: sh.Height, Bytes: len(sh.Data), Masked: sh.Masked,
+			Tokens: models.ImageTokens("gpt-4o", sh.Width, sh.Height, detail)}
+	}
+	high := shots[1]
+	return VisionRow{
+		Page: name, TextView: int64(utf8.RuneCountInString(view.Render())+3) / 4, Step: llm.Estimate(msgs, t.MaxTokens, 1),
+		Low: image(shots[0], calltypes.DetailLow), High: image(high, calltypes.DetailHigh),
+		Mini:   models.ImageTokens("gpt-4.1-mini", high.Width, high.Height, calltypes.DetailHigh),
+		O4Mini: models.ImageTokens("o4-mini", high.Width, high.Height, calltypes.DetailHigh),
+	}
 }
 
 // pageRow renders s as calls of t read it, today and in the view.
@@ -271,6 +346,10 @@ func measureTasks(ctx context.Context, o Options, types *calltypes.Registry, r *
 		bo := o.Browser
 		// A task that signs in types its secrets by name, as a run does.
 		if bo.Secrets, err = t.BrowserSecrets(); err != nil {
+			return err
+		}
+		// And gives the files it declares by name.
+		if bo.Files, err = t.BrowserFiles(); err != nil {
 			return err
 		}
 		res, err := runTask(ctx, bo, t)

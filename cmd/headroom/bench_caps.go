@@ -37,9 +37,10 @@ func benchCaps(fs *pflag.FlagSet) runner {
 			return printJSON(stdout, map[string]any{"flat": *flat, "rows": rows, "throughput_factor": factor})
 		}
 		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintf(tw, "type\tcalls in mix\tmax_tokens\tcharged/call\tcharged/call at %d\tused/call\t\n", *flat)
+		fmt.Fprintf(tw, "type\tcalls in mix\tmax_tokens\tcharged/call\tcharged/call at %d\tused/call\twith a screenshot, low\thigh\tstable prefix\tof %d\t\n", *flat, caps.CacheMinimum)
 		for _, r := range rows {
-			fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t\n", r.Type, r.Weight, r.MaxTokens, r.Charged, r.FlatCharged, r.Used)
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%.0f%%\t\n", r.Type, r.Weight, r.MaxTokens, r.Charged, r.FlatCharged, r.Used,
+				r.WithLow, r.WithHigh, r.StablePrefix, 100*float64(r.StablePrefix)/caps.CacheMinimum)
 		}
 		tw.Flush()
 		fprintf(stdout, "throughput factor for the mix: %.2f× as many calls a minute with the types' caps as with max_tokens %d\n", factor, *flat)

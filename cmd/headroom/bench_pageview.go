@@ -32,7 +32,7 @@ func benchPageview(fs *pflag.FlagSet) runner {
 			return failed(ctx, stderr, "bench pageview", err)
 		}
 		if *asJSON {
-			return printJSON(stdout, map[string]any{"pages": r.Pages, "steps": r.Steps, "tasks": r.Tasks, "today": r.Today, "view": r.View, "ratio": r.Ratio()})
+			return printJSON(stdout, map[string]any{"pages": r.Pages, "vision": r.Vision, "steps": r.Steps, "tasks": r.Tasks, "today": r.Today, "view": r.View, "ratio": r.Ratio()})
 		}
 		writePageviewTables(stdout, r)
 		return exitOK
@@ -60,6 +60,15 @@ func writePageviewTables(w io.Writer, r pageview.Report) {
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%.2f\t%d\t%d\t%d\t%d\t%d\t%d\t\n", t.Task, t.Status, t.Steps, t.Today, t.View, ratio(t.View, t.Today),
 			big[0], big[1], t.Plan[0], t.Plan[1], t.Answer[0], t.Answer[1])
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "page\tpick's text view\tpick step\tlow image\tstep + low\thigh image\tstep + high\tlow px\thigh px\thigh bytes\tmasked\thigh on 4.1-mini\to4-mini\t")
+	for _, v := range r.Vision {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%dx%d\t%dx%d\t%d\t%d\t%d\t%d\t\n", v.Page, v.TextView, v.Step,
+			v.Low.Tokens, v.Step+v.Low.Tokens, v.High.Tokens, v.Step+v.High.Tokens, v.Low.Width, v.Low.Height, v.High.Width, v.High.Height,
+			v.High.Bytes, v.High.Masked, v.Mini, v.O4Mini)
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "\nevery step of every task: %d tokens reserved with the JSON page, %d with the views: %.1f%%\n", r.Today, r.View, 100*r.Ratio())
