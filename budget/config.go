@@ -135,6 +135,11 @@ type Deployment struct {
 	// Weight tilts the random pick between the two best deployments;
 	// 0 means 1.
 	Weight float64 `yaml:"weight"`
+	// ImageAdmission is what Azure's admission charges for each image a
+	// call carries, as budget calibrate measured it; 0 means the model's
+	// published count (budget/models), which is all the documentation
+	// gives. A pool reserves the largest of its members'.
+	ImageAdmission int64 `yaml:"image_admission"`
 	// Priority breaks headroom ties: lower is preferred.
 	Priority int `yaml:"priority"`
 	// Pool is the routing pool the deployment serves; a call goes to one
@@ -444,6 +449,8 @@ func (d *Deployment) check(f string, bad errorf) error {
 		return bad(f+".rpm", "%d: the request limit must not be negative (leave it out for the one that comes with tpm)", d.RPM)
 	case !(d.Weight >= 0) || math.IsInf(d.Weight, 1):
 		return bad(f+".weight", "%v: the weight must be a number of at least 0 (0 means 1)", d.Weight)
+	case d.ImageAdmission < 0:
+		return bad(f+".image_admission", "%d: an image's admission charge must not be negative (leave it out for the model's published count)", d.ImageAdmission)
 	}
 	info, err := models.Resolve(d.Model, d.Family)
 	if err != nil {

@@ -1,11 +1,17 @@
 package llm
 
 import (
+	"bytes"
 	"context"
+	"image"
+	"image/png"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/headroom-agent/headroom/budget"
+	"github.com/headroom-agent/headroom/budget/models"
+	"github.com/headroom-agent/headroom/calltypes"
 	"github.com/headroom-agent/headroom/llm/tokens"
 )
 
@@ -35,6 +41,9 @@ type CompletionResult struct {
 	Lag time.Duration
 	// Latency is the whole call, connection set-up included.
 	Latency time.Duration
+	// ImageTokens is the published count of the image the call carried
+	// (ProbeImageCompletion), a part of Estimate; 0 without one.
+	ImageTokens int64
 }
 
 // ProbeCompletion sends one chat completion to d with the answer capped at
@@ -44,11 +53,38 @@ type CompletionResult struct {
 // the key as the dispatcher does (auth.api_key_env or Entra ID) and never
 // returns it; the error is for no answer at all.
 func ProbeCompletion(ctx context.Context, d budget.Deployment, maxTokens int64, o ProbeOptions) (CompletionResult, error) {
-	a, err := probeChat(ctx, d, CalibrationPrompt, maxTokens, o)
+	a, err := probeChat(ctx, d, CalibrationPrompt, nil, maxTokens, o)
 	return CompletionResult{
 		Status: a.status, Header: a.header, Code: a.code, Message: a.message,
 		PromptTokens: a.usage.PromptTokens, CompletionTokens: a.usage.CompletionTokens, TotalTokens: a.usage.TotalTokens,
 		Estimate: Estimate([]tokens.Message{{Role: "user", Content: CalibrationPrompt}}, maxTokens, 1),
 		Lag:      a.lag, Latency: a.latency,
+	}, err
+}
+
+// ProbeImage is the image ProbeImageCompletion sends: a plain 512×512
+// square at detail low, one tile on the tile models, so that what its
+// admission charges stands out against a call's few text tokens.
+var ProbeImage = sync.OnceValue(func() calltypes.Image {
+	var b bytes.Buffer
+	_ = png.Encode(&b, image.NewGray(image.Rect(0, 0, 512, 512))) // a fixed image: encoding it cannot fail
+	return calltypes.Image{MIME: "image/png", Data: b.Bytes(), Width: 512, Height: 512, Detail: calltypes.DetailLow}
+})
+
+// ProbeImageCompletion is ProbeCompletion with ProbeImage after the
+// prompt and a cap of one token: beside a cap-1 call without it, the
+// drop in x-ratelimit-remaining-tokens is what Azure's admission charges
+// an image, which its documentation does not give. Estimate counts the
+// image by the model's published rule (ImageTokens).
+func ProbeImageCompletion(ctx context.Context, d budget.Deployment, o ProbeOptions) (CompletionResult, error) {
+	img := ProbeImage()
+	a, err := probeChat(ctx, d, CalibrationPrompt, []calltypes.Image{img}, 1, o)
+	published := models.ImageTokens(d.Model, img.Width, img.Height, img.Detail)
+	return CompletionResult{
+		Status: a.status, Header: a.header, Code: a.code, Message: a.message,
+		PromptTokens: a.usage.PromptTokens, CompletionTokens: a.usage.CompletionTokens, TotalTokens: a.usage.TotalTokens,
+		Estimate:    Estimate([]tokens.Message{{Role: "user", Content: CalibrationPrompt}}, 1, 1) + published,
+		ImageTokens: published,
+		Lag:         a.lag, Latency: a.latency,
 	}, err
 }

@@ -175,7 +175,11 @@ func (c *Caller) shapesFrom(f *config.File) error {
 		if err != nil {
 			return fmt.Errorf("llm: deployment %s: %w", ds[0].Name, err)
 		}
-		c.Fallback.Shapes[name] = Shape{Model: info, ModelName: ds[0].Model, Allowance: f.ReasoningTokens}
+		s := Shape{Model: info, ModelName: ds[0].Model, Allowance: f.ReasoningTokens}
+		for _, d := range ds {
+			s.ImageAdmission = max(s.ImageAdmission, d.ImageAdmission)
+		}
+		c.Fallback.Shapes[name] = s
 	}
 	// Calls go to the default pool: a pool is one model, so one shape.
 	c.Shape = c.Fallback.Shapes[budget.DefaultPool]

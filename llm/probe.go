@@ -66,7 +66,7 @@ const DefaultProbeTimeout = 20 * time.Second
 // is noise. The error is for no answer at all (no key, no route, a
 // timeout); an HTTP error status is a result. Neither ever holds the key.
 func Probe(ctx context.Context, d budget.Deployment, o ProbeOptions) (ProbeResult, error) {
-	a, err := probeChat(ctx, d, "ping", 1, o)
+	a, err := probeChat(ctx, d, "ping", nil, 1, o)
 	return ProbeResult{Status: a.status, Header: a.header, Model: a.model, Code: a.code, Message: a.message, Latency: a.latency}, err
 }
 
@@ -108,7 +108,7 @@ type answer struct {
 // first answer said, and charge again). The key is read as the dispatcher
 // reads it and scrubbed from every error; an HTTP error status is an
 // answer, the error is for none.
-func probeChat(ctx context.Context, d budget.Deployment, prompt string, maxTokens int64, o ProbeOptions) (answer, error) {
+func probeChat(ctx context.Context, d budget.Deployment, prompt string, images []calltypes.Image, maxTokens int64, o ProbeOptions) (answer, error) {
 	getenv := o.Getenv
 	if getenv == nil {
 		getenv = os.Getenv
@@ -130,6 +130,9 @@ func probeChat(ctx context.Context, d budget.Deployment, prompt string, maxToken
 		Model:    d.Deployment,
 		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage(prompt)},
 		N:        openai.Int(1),
+	}
+	if len(images) > 0 {
+		p.Messages = []openai.ChatCompletionMessageParamUnion{openai.UserMessage(withImages(prompt, images))}
 	}
 	probeShape(d).apply(&p, probeType(d), maxTokens)
 

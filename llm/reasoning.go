@@ -30,6 +30,10 @@ type Shape struct {
 	// what prices an image, which the family table does not tell apart.
 	// "" prices as gpt-4o.
 	ModelName string
+	// ImageAdmission is what the pool's admission charges an image, when
+	// measured (budget calibrate): the largest of its deployments'; 0 is
+	// the model's published count.
+	ImageAdmission int64
 	// Allowance overrides ReasoningAllowance per effort.
 	Allowance map[string]int64
 }

@@ -59,12 +59,14 @@ func (r *request) onDefaultTier() *request {
 	return newRequest(r.t, r.msgs, r.images, calltypes.TierDefault, r.cap, r.pool, r.shape)
 }
 
-// imageTokens is what r's images count on its pool's model, by the
-// published rule of the model's family (budget/models).
+// imageTokens is what r's images are reserved at on its pool: the
+// published rule of the model's family (budget/models), or the admission
+// charge calibrate measured where that is more, since what a reservation
+// must cover is what Azure admits.
 func (r *request) imageTokens() int64 {
 	var n int64
 	for _, im := range r.images {
-		n += models.ImageTokens(r.shape.ModelName, im.Width, im.Height, im.Detail)
+		n += max(models.ImageTokens(r.shape.ModelName, im.Width, im.Height, im.Detail), r.shape.ImageAdmission)
 	}
 	return n
 }

@@ -300,3 +300,24 @@ func TestAnEncryptedItemIsNeverOfferedToAnotherResource(t *testing.T) {
 		}
 	}
 }
+
+// A deployment whose admission charges a flat 1,200 an image (as API
+// Management assumes) is under-reserved by the published rule at detail
+// low, until the config says what calibrate measured.
+func TestAMeasuredImageAdmissionIsReserved(t *testing.T) {
+	ctx := context.Background()
+	img := &calltypes.Image{MIME: "image/png", Data: pngOf(t, 512, 320), Width: 512, Height: 320, Detail: calltypes.DetailLow}
+	for _, told := range []int64{0, 1200} {
+		sc := newModelCaller(t, azuresim.Deployment{Model: "gpt-4o", Reply: "heuristic", ImageAdmission: 1200},
+			func(f *config.File) { f.Budget.Deployments[0].ImageAdmission = told }, heuristicModels())
+		before, _ := charged(sc.sim)
+		_, rep, err := sc.Call(ctx, calltypes.YesNo, asJSON(inputs["yes-no"]), CallOptions{Image: img})
+		if err != nil {
+			t.Fatal(err)
+		}
+		after, _ := charged(sc.sim)
+		if covered := rep.TokensReserved >= after-before; covered != (told > 0) {
+			t.Errorf("image_admission %d: reserved %d, the simulator admitted %d", told, rep.TokensReserved, after-before)
+		}
+	}
+}

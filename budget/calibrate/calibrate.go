@@ -66,6 +66,9 @@ type Answer struct {
 	// Lag is from the request leaving to the first byte of the answer
 	// whose headers count it; 0 means unknown, and Latency stands in.
 	Lag, Latency time.Duration
+	// ImageTokens is the published count of the image the call carried,
+	// a part of Estimate (Options.ImageExchange's calls).
+	ImageTokens int64
 }
 
 // Exchange sends one chat completion to d with its answer capped at
@@ -76,6 +79,11 @@ type Exchange func(ctx context.Context, d budget.Deployment, maxTokens int64) (A
 // Options are what Run needs beside the deployments.
 type Options struct {
 	Exchange Exchange
+	// ImageExchange, when set, sends the call Exchange sends capped at one
+	// token with one image beside its prompt (llm.ProbeImageCompletion):
+	// the drop it makes beside a cap-1 call without it is what admission
+	// charges an image (Result.Image).
+	ImageExchange Exchange
 	// Window is the token window (the config's window:); 0 is
 	// budget.DefaultWindow. Azure's is a minute; the simulator's windows
 	// start on multiples of their length.
@@ -107,6 +115,9 @@ type Result struct {
 	// (see Answer.Lag): of a few calls, the slowest.
 	DispatchLagMSP99 float64  `json:"dispatch_lag_ms_p99"`
 	Evidence         Evidence `json:"evidence"`
+	// Image is what admission charged an image, when Options.ImageExchange
+	// was given; nil otherwise, or when its readings were not clean.
+	Image *ImageCharge `json:"image,omitempty"`
 	// Error says why the deployment could not be calibrated.
 	Error string `json:"error,omitempty"`
 }
@@ -251,6 +262,9 @@ func calibrate(ctx context.Context, d budget.Deployment, o Options) Result {
 		retried = u.msg
 		o.Logf("%s: %s: once more", d.Name, u.msg)
 	}
+	if !res.Failed() && o.ImageExchange != nil {
+		res.Image = c.image(ctx, res.Evidence.SmallCharge)
+	}
 	res.Evidence.Calls = c.calls
 	res.DispatchLagMSP99 = p99ms(c.lags)
 	return res
@@ -329,6 +343,11 @@ func (c *cal) sleep(ctx context.Context, d time.Duration) error {
 // call sends one call at the request rate and checks its answer carries
 // what the calibration reads.
 func (c *cal) call(ctx context.Context, maxTokens int64) (reading, error) {
+	return c.send(ctx, c.o.Exchange, maxTokens)
+}
+
+// send makes one call through ex, spaced from the last.
+func (c *cal) send(ctx context.Context, ex Exchange, maxTokens int64) (reading, error) {
 	if err := c.sleep(ctx, time.Until(c.lastSend.Add(c.gap))); err != nil {
 		return reading{}, err
 	}
@@ -336,7 +355,7 @@ func (c *cal) call(ctx context.Context, maxTokens int64) (reading, error) {
 	defer cancel()
 	sent := time.Now()
 	c.lastSend = sent
-	a, err := c.o.Exchange(cctx, c.d, maxTokens)
+	a, err := ex(cctx, c.d, maxTokens)
 	got := time.Now()
 	c.calls++
 	if err != nil {

@@ -55,6 +55,9 @@ func WriteText(w io.Writer, rs []Result, cfg Config) error {
 		} else {
 			wrap(b, r.Deployment+": ", r.Evidence.Summary+".")
 		}
+		if r.Image != nil {
+			wrap(b, r.Deployment+": ", r.Image.summary(r.Deployment))
+		}
 	}
 	if a := advice(rs, cfg); a != "" {
 		fmt.Fprintln(b)

@@ -57,8 +57,8 @@ func (cf *calibrateFlags) run(ctx context.Context, args []string, stdout, stderr
 	if len(ds) > 1 {
 		to = "each of " + plural.Of(len(ds), "deployment")
 	}
-	fprintf(stderr, "headroom budget calibrate: %d calls to %s (%d of them capped at up to %d tokens), outside the budget\n",
-		2*calibrate.Samples+2, to, calibrate.Samples, calibrate.DefaultMaxTokens)
+	fprintf(stderr, "headroom budget calibrate: %d calls to %s (%d of them capped at up to %d tokens, %d carrying a 512-px image), outside the budget\n",
+		2*calibrate.Samples+2+calibrate.ImageCalls, to, calibrate.Samples, calibrate.DefaultMaxTokens, calibrate.ImageSamples)
 	results := calibrate.Run(ctx, ds, cf.options(f.Budget.Window, stderr))
 	if ctx.Err() != nil && errors.Is(ctx.Err(), context.Canceled) {
 		return failed(ctx, stderr, "budget calibrate", errInterrupted)
@@ -109,8 +109,17 @@ func (cf *calibrateFlags) options(window time.Duration, stderr io.Writer) calibr
 		},
 		Exchange: func(ctx context.Context, d budget.Deployment, maxTokens int64) (calibrate.Answer, error) {
 			r, err := llm.ProbeCompletion(ctx, d, maxTokens, llm.ProbeOptions{HTTPClient: client})
-			return calibrate.Answer{Status: r.Status, Header: r.Header, Code: r.Code, Message: r.Message,
-				Used: r.TotalTokens, Estimate: r.Estimate, Lag: r.Lag, Latency: r.Latency}, err
+			return answerOf(r), err
+		},
+		ImageExchange: func(ctx context.Context, d budget.Deployment, _ int64) (calibrate.Answer, error) {
+			r, err := llm.ProbeImageCompletion(ctx, d, llm.ProbeOptions{HTTPClient: client})
+			return answerOf(r), err
 		},
 	}
+}
+
+// answerOf is a probe's answer as calibrate reads it.
+func answerOf(r llm.CompletionResult) calibrate.Answer {
+	return calibrate.Answer{Status: r.Status, Header: r.Header, Code: r.Code, Message: r.Message,
+		Used: r.TotalTokens, Estimate: r.Estimate, Lag: r.Lag, Latency: r.Latency, ImageTokens: r.ImageTokens}
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/headroom-agent/headroom/budget/calibrate"
 	"github.com/headroom-agent/headroom/llm/azuresim"
 )
 
@@ -105,7 +106,8 @@ func TestBudgetCalibrateTellsTheSimulatorsRefundModesApart(t *testing.T) {
 		if r.LagP99 <= 0 || r.LagP99 > 1000 {
 			t.Errorf("--refund %s: dispatch lag p99 %v ms", c.refund, r.LagP99)
 		}
-		if n := r.Evidence.Calls; n < 6 || n > 7 || len(r.Evidence.Samples) != 2 || r.Evidence.Summary == "" {
+		// Six or seven for the text, and the image's five.
+		if n := r.Evidence.Calls - calibrate.ImageCalls; n < 6 || n > 7 || len(r.Evidence.Samples) != 2 || r.Evidence.Summary == "" {
 			t.Errorf("--refund %s: evidence %+v", c.refund, r.Evidence)
 		}
 		for _, s := range r.Evidence.Samples {
@@ -218,6 +220,43 @@ func TestBudgetCalibrateExitCodes(t *testing.T) {
 		for _, k := range []string{calibrateKey, "wrong-key-123456"} {
 			if strings.Contains(out+errs, k) {
 				t.Errorf("headroom budget calibrate %v: a key reached the output", c.args)
+			}
+		}
+	}
+}
+
+// budget calibrate reads what admission charges an image: the published
+// count by default, and a flat 1,200 where the deployment charges that,
+// which it recommends as image_admission.
+func TestBudgetCalibrateReadsAnImagesAdmissionCharge(t *testing.T) {
+	t.Setenv("CALIBRATE_KEY", calibrateKey)
+	for _, c := range []struct {
+		admission, want, recommend int64
+	}{
+		{0, 85, 0}, // a 512-px image at detail low on gpt-4o
+		{1200, 1200, 1200},
+	} {
+		d := azuresim.Deployment{Name: "gpt4o", Model: "gpt-4o", ModelVersion: "2024-11-20", TPM: 120_000, ImageAdmission: c.admission}
+		url := calibrateSim(t, azuresim.Config{Window: calibrateWindow, Seed: 7, Deployments: []azuresim.Deployment{d}})
+		cfg := calibrateConfig(t, calibrateWindow.String(), url, "gpt4o")
+		code, out, errs := runArgs(t, "budget", "calibrate", "--config", cfg, "--json")
+		var rs []struct {
+			Image *struct {
+				Charged, Published, Recommendation int64
+				Error                              string
+			} `json:"image"`
+		}
+		if err := json.Unmarshal([]byte(out), &rs); code != exitOK || err != nil || len(rs) != 1 || rs[0].Image == nil {
+			t.Fatalf("image_admission %d: exit %d, %v\n%s\n%s", c.admission, code, err, out, errs)
+		}
+		im := rs[0].Image
+		if im.Error != "" || im.Charged < c.want-2 || im.Charged > c.want+2 || im.Published != 85 || im.Recommendation != c.recommend && (c.recommend == 0 || im.Recommendation < c.want-2) {
+			t.Errorf("image_admission %d: read %+v, want a charge of %d and a recommendation of %d", c.admission, im, c.want, c.recommend)
+		}
+		if c.recommend > 0 {
+			_, text, _ := runArgs(t, "budget", "calibrate", "--config", cfg)
+			if !strings.Contains(text, "image_admission: ") {
+				t.Errorf("the table does not say to set image_admission:\n%s", text)
 			}
 		}
 	}
