@@ -155,6 +155,9 @@ func callsTotal(cs []llm.Report) llm.Report {
 	for _, c := range cs {
 		t.N += c.N
 		t.PromptTokens += c.PromptTokens
+		t.CachedTokens += c.CachedTokens
+		t.Images += c.Images
+		t.ImageTokens += c.ImageTokens
 		t.TokensReserved += c.TokensReserved
 		t.TokensUsed += c.TokensUsed
 		t.LatencyMS += c.LatencyMS

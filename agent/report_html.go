@@ -123,6 +123,8 @@ footer { margin-top: 40px; font-size: 12px; color: var(--muted); }
   <div class="card"><div class="v">{{num .Steps}}</div><div class="k">steps</div></div>
   <div class="card"><div class="v">{{num .Calls}}</div><div class="k">model calls</div></div>
   <div class="card"><div class="v">{{num .PromptTokens}}</div><div class="k">prompt tokens</div></div>
+  {{if .CachedTokens}}<div class="card"><div class="v">{{num .CachedTokens}}</div><div class="k">of them cached</div></div>{{end}}
+  {{if .Images}}<div class="card"><div class="v">{{num .ImageTokens}}</div><div class="k">image tokens ({{num .Images}} screenshots)</div></div>{{end}}
   <div class="card"><div class="v">{{num .TokensReserved}}</div><div class="k">tokens reserved</div></div>
   <div class="card"><div class="v">{{num .TokensUsed}}</div><div class="k">tokens used</div></div>
   {{if .TokensSaved}}<div class="card"><div class="v">{{num .TokensSaved}}</div><div class="k">tokens saved by learned steps</div></div>{{end}}

@@ -113,9 +113,15 @@ type Step struct {
 
 // Totals add up a run.
 type Totals struct {
-	Steps          int   `json:"steps"`
-	Calls          int   `json:"calls"`
-	PromptTokens   int64 `json:"prompt_tokens"`
+	Steps        int   `json:"steps"`
+	Calls        int   `json:"calls"`
+	PromptTokens int64 `json:"prompt_tokens"`
+	// CachedTokens is the part of PromptTokens the deployments read from
+	// their prompt caches; Images and ImageTokens the screenshots the
+	// calls carried and what they were reserved at.
+	CachedTokens   int64 `json:"cached_tokens,omitempty"`
+	Images         int   `json:"images,omitempty"`
+	ImageTokens    int64 `json:"image_tokens,omitempty"`
 	TokensReserved int64 `json:"tokens_reserved"`
 	TokensUsed     int64 `json:"tokens_used"`
 	// TokensSaved is what the steps replayed from a learned run reserved

@@ -378,7 +378,7 @@ func (r *runner) total() {
 	c := callsTotal(all)
 	r.res.Totals = Totals{
 		Steps: len(r.res.Steps), Calls: len(all), ElapsedMS: r.res.Totals.ElapsedMS, TokenBudget: r.t.TokenBudget,
-		PromptTokens: c.PromptTokens, TokensReserved: c.TokensReserved, TokensUsed: c.TokensUsed, TokensSaved: r.res.Totals.TokensSaved,
+		PromptTokens: c.PromptTokens, CachedTokens: c.CachedTokens, Images: c.Images, ImageTokens: c.ImageTokens, TokensReserved: c.TokensReserved, TokensUsed: c.TokensUsed, TokensSaved: r.res.Totals.TokensSaved,
 		ModelMS: c.LatencyMS, Retries: c.Retries, RateLimited: c.RateLimited, StoreWritesFailed: c.StoreWritesFailed,
 	}
 	for _, rep := range all {
