@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,6 +16,7 @@ import (
 	"github.com/headroom-agent/headroom/calltypes"
 	"github.com/headroom-agent/headroom/config"
 	"github.com/headroom-agent/headroom/internal/chrometest"
+	"github.com/headroom-agent/headroom/llm"
 )
 
 // A page whose content is a canvas, and one that says the same in words.
@@ -54,7 +58,8 @@ func TestAutoVisionSendsTheScreenshotWhenTheWordsAreThin(t *testing.T) {
 				t.Fatal(err)
 			}
 			task := &agent.Task{Name: "sales", StartURL: srv.URL + c.page, Goal: "Note the total.", AllowedDomains: []string{"127.0.0.1"}, MaxSteps: 2}
-			res, _ := agent.RunTask(ctx, task, agent.TaskOptions{Config: f})
+			calls := filepath.Join(t.TempDir(), "calls.jsonl")
+			res, _ := agent.RunTask(ctx, task, agent.TaskOptions{Config: f, LLM: llm.Options{Record: calls}})
 			picks, pictured := 0, 0
 			for _, st := range res.Steps {
 				for _, call := range st.Calls {
@@ -77,6 +82,16 @@ func TestAutoVisionSendsTheScreenshotWhenTheWordsAreThin(t *testing.T) {
 			}
 			if got := pictured > 0; got != c.images {
 				t.Errorf("%d of %d picks carried the screenshot, want images %v", pictured, picks, c.images)
+			}
+			// The recorded request carries the image, and its record the
+			// image's tokens.
+			b, err := os.ReadFile(calls)
+			if err != nil {
+				t.Fatal(err)
+			}
+			recorded := strings.Contains(string(b), `"image_url"`) && strings.Contains(string(b), `"image_tokens":`)
+			if recorded != c.images {
+				t.Errorf("the cassette holds an image and its tokens: %v, want %v", recorded, c.images)
 			}
 		})
 	}

@@ -251,9 +251,6 @@ func (c *Caller) exchange(ctx context.Context, req *request, o CallOptions, rep 
 		return "", err
 	}
 	res, r, err := send.send(ctx, req, call)
-	if r.TokensReserved > 0 {
-		r.Images, r.ImageTokens = len(req.images), req.imageTokens()
-	}
 	rep.add(r) // the retries and 429s count even when the request failed
 	if err != nil {
 		return "", err

@@ -61,7 +61,12 @@ type sentWith struct {
 type live struct{ d *Dispatcher }
 
 func (s live) send(ctx context.Context, req *request, call budget.Call) (*openai.ChatCompletion, Report, error) {
-	return s.d.Chat(ctx, call, req.params)
+	res, r, err := s.d.Chat(ctx, call, req.params)
+	if r.TokensReserved > 0 {
+		// Priced into the reservation; a cassette's record keeps it.
+		r.Images, r.ImageTokens = len(req.images), req.imageTokens()
+	}
+	return res, r, err
 }
 
 // recording sends live and appends each answered exchange to a cassette,
