@@ -23,6 +23,11 @@ type Census interface {
 	// once the store answers it again. The count is kept LostWritesKept
 	// after the last one told.
 	CountLostWrites(ctx context.Context, deployment string, n int64) error
+	// CountPrompt adds prompt tokens a deployment counted and the part of
+	// them it read from its prompt cache, as the fleet's processes tell
+	// them every few seconds. The sums are kept PromptKept after the last
+	// added.
+	CountPrompt(ctx context.Context, deployment string, prompt, cached int64) error
 	// Count reads the agents alive and, per deployment, the 429s of the
 	// current and the previous window (so "in the last minute" never reads
 	// a window just begun as quiet).
@@ -37,7 +42,29 @@ type Count struct {
 	// LostWrites is by deployment: the writes the fleet's processes could
 	// not make, as they told them (see CountLostWrites).
 	LostWrites map[string]int64
+	// Prompt is by deployment: the prompt tokens the fleet's calls were
+	// counted and the part read from a cache (see CountPrompt).
+	Prompt map[string]PromptTokens
 }
+
+// PromptTokens are prompt tokens a deployment counted, and the part of
+// them it read from its prompt cache.
+type PromptTokens struct{ Prompt, Cached int64 }
+
+// CachedShare is the part of the prompt tokens read from a cache; 0 with
+// none counted.
+func (p PromptTokens) CachedShare() float64 {
+	if p.Prompt <= 0 {
+		return 0
+	}
+	return float64(p.Cached) / float64(p.Prompt)
+}
+
+// PromptKept is how long the census keeps a deployment's prompt sums
+// after the last told: an hour of a fleet's calls, so a share read now
+// is of the calls a cache could still be warm for, and a fleet that
+// stopped an hour ago reads as none.
+const PromptKept = time.Hour
 
 // LostWritesKept is how long the census keeps a deployment's count of lost
 // writes after the last one told: long enough for whoever looks the next

@@ -62,6 +62,10 @@ type DeploymentView struct {
 	// census).
 	WritesFailed    map[string]int64
 	FleetWritesLost int64
+	// FleetPrompt is the prompt tokens the fleet's calls were counted on
+	// the deployment, and the part read from its prompt cache, as its
+	// processes told the census (over budget.PromptKept).
+	FleetPrompt PromptTokens
 	// Answered is the calls this process had answered by it.
 	Answered int64
 	// Model is what the fleet has learned of the deployment's counter, as
@@ -149,6 +153,7 @@ func (r *Router) Dashboard(ctx context.Context) (Dashboard, error) {
 		if count != nil {
 			v.FleetRateLimited = count.RateLimited[d.QuotaKey]
 			v.FleetWritesLost = count.LostWrites[d.QuotaKey]
+			v.FleetPrompt = count.Prompt[d.QuotaKey]
 		}
 		if cals != nil {
 			p := r.policy()

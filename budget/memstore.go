@@ -22,6 +22,7 @@ type memDriver struct {
 	agents map[string]time.Time           // alive until
 	r429   map[string]map[int64]*[4]int64 // by deployment, then window index
 	lost   map[string]memLost             // by deployment
+	prompt map[string]memPrompt           // by deployment
 	cal    map[string]learning.Calibration
 }
 
@@ -424,6 +425,30 @@ func (s *memDriver) CountLostWrites(ctx context.Context, deployment string, n in
 	return nil
 }
 
+func (s *memDriver) CountPrompt(ctx context.Context, deployment string, prompt, cached int64) error {
+	if deployment == "" || prompt < 0 || cached < 0 || cached > prompt {
+		return errors.New("budget: prompt tokens need their deployment, and a cached part of at most the prompt")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.prompt == nil {
+		s.prompt = map[string]memPrompt{}
+	}
+	now := s.opts.Now()
+	p := s.prompt[deployment]
+	if !p.until.After(now) {
+		p.n = PromptTokens{}
+	}
+	s.prompt[deployment] = memPrompt{PromptTokens{p.n.Prompt + prompt, p.n.Cached + cached}, now.Add(PromptKept)}
+	return nil
+}
+
+// memPrompt is a deployment's prompt sums, and when they expire.
+type memPrompt struct {
+	n     PromptTokens
+	until time.Time
+}
+
 // memLost is a deployment's count of lost writes, and when it expires.
 type memLost struct {
 	n     int64
@@ -434,7 +459,7 @@ func (s *memDriver) Count(ctx context.Context, deployments ...string) (Count, er
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.opts.Now()
-	c := Count{RateLimited: map[string]map[Cause]int64{}, LostWrites: map[string]int64{}}
+	c := Count{RateLimited: map[string]map[Cause]int64{}, LostWrites: map[string]int64{}, Prompt: map[string]PromptTokens{}}
 	for _, until := range s.agents {
 		if until.After(now) {
 			c.Agents++
@@ -453,6 +478,9 @@ func (s *memDriver) Count(ctx context.Context, deployments ...string) (Count, er
 		c.RateLimited[d] = m
 		if l := s.lost[d]; l.until.After(now) {
 			c.LostWrites[d] = l.n
+		}
+		if p := s.prompt[d]; p.until.After(now) {
+			c.Prompt[d] = p.n
 		}
 	}
 	return c, nil

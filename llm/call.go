@@ -66,9 +66,10 @@ type Caller struct {
 	send       sender
 	sentWith   sentWith
 
-	mu     sync.Mutex
-	stats  map[string]*TypeStats
-	closed []func() error // what Open started, last first
+	mu      sync.Mutex
+	stats   map[string]*TypeStats
+	prompts promptTally    // told to the fleet's census
+	closed  []func() error // what Open started, last first
 }
 
 // builtinTypes are the types of a Caller given none.

@@ -92,7 +92,11 @@ func Open(ctx context.Context, f *config.File, o Options) (*Caller, error) {
 		err = c.recordTo(o.Record)
 	}
 	if census, ok := store.Census(); ok && err == nil {
-		c.OnClose(checkIn(census))
+		quota := map[string]string{}
+		for _, d := range cfg.Deployments {
+			quota[d.Name] = d.QuotaKey
+		}
+		c.OnClose(checkIn(census, func(ctx context.Context) { c.prompts.tell(ctx, census, quota) }))
 	}
 	if err != nil {
 		c.Close()
@@ -192,8 +196,9 @@ func (c *Caller) shapesFrom(f *config.File) error {
 }
 
 // checkIn keeps this caller counted among the fleet's agents in the store's
-// census until the returned func is called, which checks it out.
-func checkIn(census budget.Census) func() error {
+// census until the returned func is called, which checks it out; each
+// check-in, and the last, also tells it what tell does.
+func checkIn(census budget.Census, tell func(context.Context)) func() error {
 	id := budget.NewID()
 	stop := make(chan struct{})
 	done := make(chan struct{})
@@ -204,6 +209,7 @@ func checkIn(census budget.Census) func() error {
 		for {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 			_ = census.Checkin(ctx, id, budget.CheckinTTL)
+			tell(ctx)
 			cancel()
 			select {
 			case <-stop:
@@ -217,6 +223,7 @@ func checkIn(census budget.Census) func() error {
 		<-done
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
+		tell(ctx)
 		return census.Checkout(ctx, id)
 	}
 }

@@ -77,8 +77,9 @@ func (c *Caller) count(typ string, f func(*TypeStats)) {
 }
 
 // settle adds what a call charged and used, over all its requests, to its
-// type's counters.
+// type's counters, and its prompt to what the census is told.
 func (c *Caller) settle(rep Report) {
+	c.prompts.add(rep.Deployment, rep.PromptTokens, rep.CachedTokens)
 	c.count(rep.Type, func(s *TypeStats) {
 		s.TokensReserved += rep.TokensReserved
 		s.TokensUsed += rep.TokensUsed

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -63,13 +64,33 @@ func (s *Driver) CountLostWrites(ctx context.Context, deployment string, n int64
 	return wrap(ctx, "count lost writes", err)
 }
 
+// CountPrompt adds to the deployment's prompt sums, a hash of two
+// fields beside its 429s, kept budget.PromptKept after the last added.
+func (s *Driver) CountPrompt(ctx context.Context, deployment string, prompt, cached int64) error {
+	if deployment == "" || prompt < 0 || cached < 0 || cached > prompt {
+		return errors.New("redisstore: prompt tokens need their deployment, and a cached part of at most the prompt")
+	}
+	key := s.promptKey(deployment)
+	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.HIncrBy(ctx, key, "prompt", prompt)
+		p.HIncrBy(ctx, key, "cached", cached)
+		p.PExpire(ctx, key, budget.PromptKept)
+		return nil
+	})
+	return wrap(ctx, "count prompt", err)
+}
+
+// promptKey holds a deployment's prompt sums, in its hash slot.
+func (s *Driver) promptKey(deployment string) string { return s.tag(deployment) + ":prompt" }
+
 // lostKey holds a deployment's count of lost writes, in its hash slot.
 func (s *Driver) lostKey(deployment string) string { return s.tag(deployment) + ":lost" }
 
 // Count reads the agents and every deployment's 429s in one pipeline (one
 // round trip per node on a cluster).
 func (s *Driver) Count(ctx context.Context, deployments ...string) (budget.Count, error) {
-	var lost []*redis.StringCmd // each deployment's lost writes
+	var lost []*redis.StringCmd  // each deployment's lost writes
+	var prompt []*redis.SliceCmd // and its prompt sums
 	run := func(eval bool) (*redis.Cmd, []*redis.Cmd, error) {
 		script := func(sc *redis.Script, p redis.Pipeliner, keys []string, args ...any) *redis.Cmd {
 			if eval {
@@ -80,11 +101,13 @@ func (s *Driver) Count(ctx context.Context, deployments ...string) (budget.Count
 		var agents *redis.Cmd
 		per := make([]*redis.Cmd, len(deployments))
 		lost = make([]*redis.StringCmd, len(deployments))
+		prompt = make([]*redis.SliceCmd, len(deployments))
 		_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 			agents = script(censusAgentsScript, p, []string{s.agentsKey()}, "", 0)
 			for i, d := range deployments {
 				per[i] = script(census429Script, p, []string{s.tag(d) + ":429"}, s.window.Milliseconds(), "")
 				lost[i] = p.Get(ctx, s.lostKey(d))
+				prompt[i] = p.HMGet(ctx, s.promptKey(d), "prompt", "cached")
 			}
 			return nil
 		})
@@ -112,7 +135,7 @@ func (s *Driver) Count(ctx context.Context, deployments ...string) (budget.Count
 	if err != nil {
 		return budget.Count{}, wrap(ctx, "count", err)
 	}
-	out := budget.Count{Agents: int(n), RateLimited: map[string]map[budget.Cause]int64{}, LostWrites: map[string]int64{}}
+	out := budget.Count{Agents: int(n), RateLimited: map[string]map[budget.Cause]int64{}, LostWrites: map[string]int64{}, Prompt: map[string]budget.PromptTokens{}}
 	for i, d := range deployments {
 		v, err := per[i].Int64Slice()
 		if err != nil || len(v) != len(causes) {
@@ -129,6 +152,34 @@ func (s *Driver) Count(ctx context.Context, deployments ...string) (budget.Count
 		case !errors.Is(err, redis.Nil):
 			return budget.Count{}, wrap(ctx, "count", err)
 		}
+		pt, err := promptOf(prompt[i])
+		if err != nil {
+			return budget.Count{}, wrap(ctx, "count", err)
+		}
+		if pt.Prompt > 0 {
+			out.Prompt[d] = pt
+		}
 	}
 	return out, nil
+}
+
+// promptOf reads a deployment's prompt sums; none is zero.
+func promptOf(c *redis.SliceCmd) (budget.PromptTokens, error) {
+	vals, err := c.Result()
+	if err != nil || len(vals) != 2 {
+		return budget.PromptTokens{}, unexpectedReply(vals, err)
+	}
+	var n [2]int64
+	for i, v := range vals {
+		if v == nil {
+			continue
+		}
+		s, ok := v.(string)
+		x, perr := strconv.ParseInt(s, 10, 64)
+		if !ok || perr != nil {
+			return budget.PromptTokens{}, unexpectedReply(vals, perr)
+		}
+		n[i] = x
+	}
+	return budget.PromptTokens{Prompt: n[0], Cached: n[1]}, nil
 }

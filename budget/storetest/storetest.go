@@ -624,4 +624,23 @@ func testCensus(t *testing.T, h Harness) {
 	if err := c.CountLostWrites(bg, "a", 0); err == nil {
 		t.Error("a count of 0 lost writes was accepted")
 	}
+
+	// Prompt sums add up across handles, and outlive the windows.
+	for _, p := range []budget.PromptTokens{{Prompt: 3000, Cached: 2048}, {Prompt: 1000, Cached: 0}} {
+		if err := c.CountPrompt(bg, "a", p.Prompt, p.Cached); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n, err = other.Count(bg, "a", "b")
+	if want := (budget.PromptTokens{Prompt: 4000, Cached: 2048}); err != nil || n.Prompt["a"] != want || n.Prompt["b"] != (budget.PromptTokens{}) {
+		t.Errorf("prompt sums told on a, none on b: %v, %v", n.Prompt, err)
+	}
+	if share := n.Prompt["a"].CachedShare(); share != 0.512 {
+		t.Errorf("cached share %v, want 0.512", share)
+	}
+	for _, bad := range []budget.PromptTokens{{Prompt: 10, Cached: 11}, {Prompt: -1}} {
+		if err := c.CountPrompt(bg, "a", bad.Prompt, bad.Cached); err == nil {
+			t.Errorf("prompt sums %+v were accepted", bad)
+		}
+	}
 }

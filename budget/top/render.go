@@ -312,6 +312,9 @@ func deployment(v budget.DeploymentView, all []budget.DeploymentView, c cols, wi
 		// its window's end, or a breaker the fleet did not hear of.
 		fields = append(fields, Span{fmt.Sprintf("%d budget write%s lost (fleet, last %v h)", n, plural(int(n)), budget.LostWritesKept.Hours()), Bad})
 	}
+	if p := v.FleetPrompt; p.Prompt > 0 {
+		fields = append(fields, Span{fmt.Sprintf("prompt cache %.0f%% of %s tokens (fleet, last %v h)", 100*p.CachedShare(), commas(p.Prompt), budget.PromptKept.Hours()), Dim})
+	}
 	if m := v.Model; m != nil {
 		fields = append(fields, model(m))
 	}

@@ -281,3 +281,15 @@ func TestTopControlCharactersInNames(t *testing.T) {
 		t.Errorf("a control character reached the frame: %q", out)
 	}
 }
+
+// TestTopPromptCache: the fleet's cached share of its prompt tokens shows
+// on the deployment it was counted on, and one with none counted says
+// nothing of it.
+func TestTopPromptCache(t *testing.T) {
+	v := view("gpt4o-a", 150_000, 900, 0)
+	v.FleetPrompt = budget.PromptTokens{Prompt: 40_000, Cached: 10_240}
+	out := frame(t, dashboard(v, view("gpt4o-b", 150_000, 900, 0)), Options{})
+	if n := strings.Count(out, "prompt cache"); !strings.Contains(out, "prompt cache 26% of 40,000 tokens (fleet, last 1 h)") || n != 1 {
+		t.Errorf("want one deployment's cached share, got %d mentions in\n%s", n, out)
+	}
+}
