@@ -17,9 +17,9 @@ import (
 	"github.com/headroom-agent/headroom/budget"
 	"github.com/headroom-agent/headroom/budget/models"
 	_ "github.com/headroom-agent/headroom/budget/redisstore" // the census through a real Redis
-	"github.com/headroom-agent/headroom/internal/redistest"
 	"github.com/headroom-agent/headroom/calltypes"
 	"github.com/headroom-agent/headroom/config"
+	"github.com/headroom-agent/headroom/internal/redistest"
 	"github.com/headroom-agent/headroom/llm/azuresim"
 	"github.com/headroom-agent/headroom/llm/tokens"
 )
