@@ -16,10 +16,8 @@ import (
 
 	"github.com/headroom-agent/headroom/budget"
 	"github.com/headroom-agent/headroom/budget/models"
-	_ "github.com/headroom-agent/headroom/budget/redisstore" // the census through a real Redis
 	"github.com/headroom-agent/headroom/calltypes"
 	"github.com/headroom-agent/headroom/config"
-	"github.com/headroom-agent/headroom/internal/redistest"
 	"github.com/headroom-agent/headroom/llm/azuresim"
 	"github.com/headroom-agent/headroom/llm/tokens"
 )
@@ -321,44 +319,5 @@ func TestAMeasuredImageAdmissionIsReserved(t *testing.T) {
 		if covered := rep.TokensReserved >= after-before; covered != (told > 0) {
 			t.Errorf("image_admission %d: reserved %d, the simulator admitted %d", told, rep.TokensReserved, after-before)
 		}
-	}
-}
-
-// The fleet's census is told the prompt tokens a process's calls were
-// counted and the part read from a cache, by deployment, so that
-// budget top shows the fleet's cached share: here through a real Redis,
-// read back by another store as budget top reads it.
-func TestTheCensusIsToldTheCachedShare(t *testing.T) {
-	url := redistest.URL(t)
-	prefix := fmt.Sprintf("prompt%d", time.Now().UnixNano())
-	sc := newModelCaller(t, azuresim.Deployment{Model: "gpt-4o", Reply: "heuristic"}, func(f *config.File) {
-		f.Budget.Redis, f.Budget.RedisPrefix = url, prefix
-	}, heuristicModels())
-	if err := sc.Types.Register(longType()); err != nil {
-		t.Fatal(err)
-	}
-	var prompt, cached int64
-	for _, goal := range []string{"find a desk", "find a lamp", "find a chair"} {
-		_, rep, err := sc.Call(context.Background(), "long", asJSON(map[string]string{"goal": goal}), CallOptions{Session: "agent-1"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		prompt, cached = prompt+rep.PromptTokens, cached+rep.CachedTokens
-	}
-	if err := sc.Close(); err != nil { // the last check-in tells what is pending
-		t.Fatal(err)
-	}
-	store, err := budget.OpenStore(context.Background(), &budget.Config{Redis: url, RedisPrefix: prefix})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	census, ok := store.Census()
-	if !ok {
-		t.Fatal("the Redis store keeps no census")
-	}
-	n, err := census.Count(context.Background(), "d")
-	if want := (budget.PromptTokens{Prompt: prompt, Cached: cached}); err != nil || n.Prompt["d"] != want || cached == 0 {
-		t.Errorf("the census holds %+v (%v), the calls were counted %+v", n.Prompt["d"], err, want)
 	}
 }
