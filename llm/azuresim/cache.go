@@ -136,13 +136,14 @@ const (
 )
 
 // prefixKeys renders a prompt to tokens as the simulator counts them, and
-// returns the keys of its block boundaries below total, its length. Each
-// message is its three format tokens, its role, its name and the name's
-// token, its text, then each of its images as that many tokens of the
-// image's digest; the reply primer ends the prompt. Two prompts share a
-// prefix exactly when their leading messages agree.
-func prefixKeys(msgs []tokens.Message, pics [][]picture, model string, total int64) []prefixKey {
-	p := prefixHasher{h: sha256.New(), total: total}
+// returns the keys of its block boundaries below its length, and the
+// length: the prompt tokens its usage reports, so that a prompt is
+// tokenized once. Each message is its three format tokens, its role, its
+// name and the name's token, its text, then each of its images as that
+// many tokens of the image's digest; the reply primer ends the prompt.
+// Two prompts share a prefix exactly when their leading messages agree.
+func prefixKeys(msgs []tokens.Message, pics [][]picture, model string) ([]prefixKey, int64) {
+	p := prefixHasher{h: sha256.New()}
 	for i, m := range msgs {
 		for j := range int64(tokens.PerMessage) {
 			p.add(messageMark + uint64(j))
@@ -165,17 +166,20 @@ func prefixKeys(msgs []tokens.Message, pics [][]picture, model string, total int
 	for j := range int64(tokens.ReplyPrimer) {
 		p.add(primerMark + uint64(j))
 	}
-	return p.keys
+	keys := p.keys
+	if len(keys) > 0 && cacheMin+int64(len(keys)-1)*cacheBlock >= p.n {
+		keys = keys[:len(keys)-1] // a boundary at the prompt's very end: below its length only
+	}
+	return keys, p.n
 }
 
 // prefixHasher digests a rendered prompt token by token, keeping the
-// digest at each block boundary below total.
+// digest at each block boundary.
 type prefixHasher struct {
-	h     hash.Hash
-	n     int64
-	total int64
-	keys  []prefixKey
-	buf   [8]byte
+	h    hash.Hash
+	n    int64
+	keys []prefixKey
+	buf  [8]byte
 }
 
 func (p *prefixHasher) text(s string) {
@@ -188,24 +192,28 @@ func (p *prefixHasher) add(unit uint64) {
 	binary.BigEndian.PutUint64(p.buf[:], unit)
 	p.h.Write(p.buf[:])
 	p.n++
-	if p.n >= cacheMin && p.n < p.total && (p.n-cacheMin)%cacheBlock == 0 {
+	if p.n >= cacheMin && (p.n-cacheMin)%cacheBlock == 0 {
 		var k prefixKey
 		copy(k[:], p.h.Sum(nil))
 		p.keys = append(p.keys, k)
 	}
 }
 
-// cachedTokens is the part of a prompt of total tokens that d's cache
-// holds, and it stores the prompt's prefixes; 0 when d keeps no cache or
-// the prompt is too short for one.
-func (s *Sim) cachedTokens(d *deployment, msgs []tokens.Message, pics [][]picture, total int64) int64 {
-	if d.cache == nil || total <= cacheMin {
-		return 0
+// promptTokens is a prompt's length as its usage reports it (text by the
+// tokenizer, images by their published counts) and the part of it that
+// d's cache holds, which it then stores: rendered once for both when d
+// keeps a cache, counted without a digest when it keeps none.
+func (s *Sim) promptTokens(d *deployment, msgs []tokens.Message, pics [][]picture, images int64) (prompt, cached int64) {
+	if d.cache == nil {
+		return int64(tokens.Chat(msgs)) + images, 0
 	}
-	keys := prefixKeys(msgs, pics, d.cfg.Model, total)
+	keys, prompt := prefixKeys(msgs, pics, d.cfg.Model)
+	if prompt <= cacheMin {
+		return prompt, 0
+	}
 	n := d.cache.use(keys, s.clock())
 	s.mu.Lock()
 	d.stats.CachedTokens += n
 	s.mu.Unlock()
-	return n
+	return prompt, n
 }

@@ -154,8 +154,7 @@ func (r *resource) chat(w http.ResponseWriter, req *http.Request) {
 		Deployment: c.d.cfg.Name, Messages: p.msgs, Images: int(im.n), ResponseFormat: body.ResponseFormat,
 		MaxTokens: lim.maxTokens - reasoning, OutputTokens: c.d.cfg.OutputTokens,
 	}
-	prompt := int64(tokens.Chat(p.msgs)) + im.tokens
-	cached := r.sim.cachedTokens(c.d, p.msgs, p.pics, prompt)
+	prompt, cached := r.sim.promptTokens(c.d, p.msgs, p.pics, im.tokens)
 	var completion int64
 	choices := make([]map[string]any, lim.choices)
 	for i := range choices {

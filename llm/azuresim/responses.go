@@ -106,8 +106,8 @@ func (r *resource) responses(w http.ResponseWriter, req *http.Request) {
 	text, cut := tokens.Truncate(c.d.model.Reply(Request{
 		Deployment: c.d.cfg.Name, Messages: conv, MaxTokens: maxOut, OutputTokens: c.d.cfg.OutputTokens,
 	}), int(maxOut))
-	in, out := int64(tokens.Chat(conv)), int64(tokens.Count(text))
-	cached := r.sim.cachedTokens(c.d, conv, nil, in)
+	in, cached := r.sim.promptTokens(c.d, conv, nil, 0)
+	out := int64(tokens.Count(text))
 	if !c.finish(w, req, t, in, out) {
 		return
 	}
