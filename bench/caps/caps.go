@@ -38,19 +38,20 @@ type Row struct {
 // CacheMinimum is the prompt length from which Azure caches a prefix.
 const CacheMinimum = 1024
 
-// Viewport is the screenshot vision prices: the browser's default
-// viewport.
+// Viewport is the screenshot vision prices: the browser's default window
+// (its viewport, 1280×657, is a little shorter and takes the same tiles).
 var Viewport = [2]int{1280, 800}
 
-// stablePrefix is the o200k tokens of t's stable prefix for in: each
-// message's role and content, with the chat format's overhead.
+// stablePrefix is the o200k tokens of t's stable prefix for in, with the
+// chat format's overhead of each message (but not the reply's primer,
+// which ends a prompt).
 func stablePrefix(t calltypes.Type, in json.RawMessage) int {
 	system, user := t.StablePrefix(in)
-	n := tokens.PerMessage + tokens.Count("system") + tokens.Count(system)
+	msgs := []tokens.Message{{Role: "system", Content: system}}
 	if user != "" {
-		n += tokens.PerMessage + tokens.Count("user") + tokens.Count(user)
+		msgs = append(msgs, tokens.Message{Role: "user", Content: user})
 	}
-	return n
+	return tokens.Chat(msgs) - tokens.ReplyPrimer
 }
 
 // Measure runs one call of each type of calltypes.AgentMix with the
