@@ -28,6 +28,12 @@ type Census interface {
 	// them every few seconds. The sums are kept PromptKept after the last
 	// added.
 	CountPrompt(ctx context.Context, deployment string, prompt, cached int64) error
+	// AddTally adds a process's totals to the fleet's (see Tally.Check
+	// for what it refuses); every total is kept TallyKept after the last
+	// added. ReadTally reads the fleet's totals, every key ever added and
+	// not yet expired.
+	AddTally(ctx context.Context, t Tally) error
+	ReadTally(ctx context.Context) (Tally, error)
 	// Count reads the agents alive and, per deployment, the 429s of the
 	// current and the previous window (so "in the last minute" never reads
 	// a window just begun as quiet).

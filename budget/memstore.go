@@ -19,11 +19,13 @@ type memDriver struct {
 	res   map[string]*memReservation
 	sweep time.Time // next time stale entries are dropped
 
-	agents map[string]time.Time           // alive until
-	r429   map[string]map[int64]*[4]int64 // by deployment, then window index
-	lost   map[string]memLost             // by deployment
-	prompt map[string]memPrompt           // by deployment
-	cal    map[string]learning.Calibration
+	agents     map[string]time.Time           // alive until
+	r429       map[string]map[int64]*[4]int64 // by deployment, then window index
+	lost       map[string]memLost             // by deployment
+	prompt     map[string]memPrompt           // by deployment
+	tally      Tally                          // the fleet's totals
+	tallyUntil time.Time                      // when they expire
+	cal        map[string]learning.Calibration
 }
 
 // MemOptions configure NewMemStore. The zero value works.
@@ -441,6 +443,37 @@ func (s *memDriver) CountPrompt(ctx context.Context, deployment string, prompt, 
 	}
 	s.prompt[deployment] = memPrompt{PromptTokens{p.n.Prompt + prompt, p.n.Cached + cached}, now.Add(PromptKept)}
 	return nil
+}
+
+// AddTally adds t's totals to the fleet's, all kept TallyKept after the
+// last added, as one Redis key is.
+func (s *memDriver) AddTally(ctx context.Context, t Tally) error {
+	if err := t.Check(); err != nil {
+		return err
+	}
+	if len(t) == 0 {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.opts.Now()
+	if s.tally == nil || !s.tallyUntil.After(now) {
+		s.tally = Tally{}
+	}
+	s.tally.Add(t)
+	s.tallyUntil = now.Add(TallyKept)
+	return nil
+}
+
+// ReadTally returns a copy of the fleet's totals; none once they expired.
+func (s *memDriver) ReadTally(ctx context.Context) (Tally, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := Tally{}
+	if s.tallyUntil.After(s.opts.Now()) {
+		out.Add(s.tally)
+	}
+	return out, nil
 }
 
 // memPrompt is a deployment's prompt sums, and when they expire.

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"time"
 
@@ -19,6 +20,10 @@ var causes = []budget.Cause{budget.CauseTokens, budget.CauseRequests, budget.Cau
 
 // agentsKey holds the fleet's agents, under a hash tag of its own.
 func (s *Driver) agentsKey() string { return "{" + s.prefix + ":fleet}:agents" }
+
+// tallyKey holds the fleet's totals, one hash field a key, under the
+// fleet's hash tag.
+func (s *Driver) tallyKey() string { return "{" + s.prefix + ":fleet}:tally" }
 
 func (s *Driver) Checkin(ctx context.Context, agent string, ttl time.Duration) error {
 	if agent == "" || ttl <= 0 {
@@ -78,6 +83,49 @@ func (s *Driver) CountPrompt(ctx context.Context, deployment string, prompt, cac
 		return nil
 	})
 	return wrap(ctx, "count prompt", err)
+}
+
+// AddTally adds t's totals to the fleet's hash, kept budget.TallyKept
+// after the last added. A total may count twice when an add is asked
+// again after its answer was lost, as the census's other counts may.
+func (s *Driver) AddTally(ctx context.Context, t budget.Tally) error {
+	if err := t.Check(); err != nil {
+		return err
+	}
+	if len(t) == 0 {
+		return nil
+	}
+	key := s.tallyKey()
+	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		for k, n := range t {
+			p.HIncrBy(ctx, key, k.Field(), n)
+		}
+		p.PExpire(ctx, key, budget.TallyKept)
+		return nil
+	})
+	return wrap(ctx, "add tally", err)
+}
+
+// ReadTally reads the fleet's totals; a field or a value that does not
+// parse is an error, not a total dropped.
+func (s *Driver) ReadTally(ctx context.Context) (budget.Tally, error) {
+	vals, err := s.rdb.HGetAll(ctx, s.tallyKey()).Result()
+	if err != nil {
+		return nil, wrap(ctx, "read tally", err)
+	}
+	out := budget.Tally{}
+	for f, v := range vals {
+		k, err := budget.ParseTallyField(f)
+		if err != nil {
+			return nil, wrap(ctx, "read tally", err)
+		}
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return nil, wrap(ctx, "read tally", fmt.Errorf("field %q: %w", f, unexpectedReply(v, err)))
+		}
+		out[k] = n
+	}
+	return out, nil
 }
 
 // promptKey holds a deployment's prompt sums, in its hash slot.

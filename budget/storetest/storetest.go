@@ -70,6 +70,7 @@ func RunConformanceTests(t *testing.T, h Harness) {
 		{"SpacingBetweenAdmissions", testSpacing},
 		{"AbsorbAddsUnseenUse", testAbsorb},
 		{"CensusCountsAgentsAnd429s", testCensus},
+		{"CensusAddsTallies", testTally},
 		{"ReservationsSayWhatIsHeld", testHeld},
 		{"CalibrationIsSharedAndAtomic", testCalibration},
 	}
@@ -643,4 +644,78 @@ func testCensus(t *testing.T, h Harness) {
 			t.Errorf("prompt sums %+v were accepted", bad)
 		}
 	}
+}
+
+// testTally: tallies added through two handles sum per key, read alike
+// from either, keys round-trip whatever their fields hold but the
+// separator, and a tally with a bad total or key is refused whole.
+func testTally(t *testing.T, h Harness) {
+	s := makeStore(t, h, time.Second, budget.Hold)
+	c, ok := s.Census()
+	if !ok {
+		t.Skip("the store keeps no census")
+	}
+	other, _ := reopen(t, h, s).Census()
+	if got, err := other.ReadTally(bg); err != nil || got == nil || len(got) != 0 {
+		t.Fatalf("a fresh store's tally = %v (nil %t), %v; want an empty one", got, got == nil, err)
+	}
+
+	calls := budget.TallyKey{Counter: budget.TallyCalls, Type: "chat"}
+	limited := budget.TallyKey{Counter: budget.TallyRateLimited, Deployment: "gpt-4o-east", Label: string(budget.CauseTokens)}
+	odd := budget.TallyKey{Counter: budget.TallyRuns, Type: "a|b c", Deployment: " d | e ", Label: "status | done "}
+	shed := budget.TallyKey{Counter: budget.TallyShed, Label: "batch"}
+	for _, add := range []struct {
+		via budget.Census
+		t   budget.Tally
+	}{
+		{c, budget.Tally{calls: 3, limited: 2}},
+		{c, budget.Tally{calls: 4, odd: 1}},
+		{other, budget.Tally{calls: 5, limited: 1, odd: 2, shed: 7}},
+	} {
+		if err := add.via.AddTally(bg, add.t); err != nil {
+			t.Fatalf("add %v: %v", add.t, err)
+		}
+	}
+	want := budget.Tally{calls: 12, limited: 3, odd: 3, shed: 7}
+	same := func(what string, got budget.Tally, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		if len(got) != len(want) {
+			t.Errorf("%s: %d totals, want %d: %v", what, len(got), len(want), got)
+		}
+		for k, n := range want {
+			if got[k] != n {
+				t.Errorf("%s: %+v = %d, want %d", what, k, got[k], n)
+			}
+		}
+	}
+	got, err := other.ReadTally(bg)
+	same("read through the other handle", got, err)
+	got[calls] = 1000 // a copy: the store's totals are not the reader's to change
+	delete(got, shed)
+	got, err = c.ReadTally(bg)
+	same("read again through the first handle", got, err)
+
+	for _, bad := range []budget.Tally{
+		{calls: 1, limited: 0},
+		{calls: 1, limited: -4},
+		{calls: 1, budget.TallyKey{Type: "chat"}: 1},
+		{calls: 1, budget.TallyKey{Counter: budget.TallyCalls, Type: "ch\x1fat"}: 1},
+		{calls: 1, budget.TallyKey{Counter: budget.TallyRefused, Type: "chat", Label: "mended\x1f"}: 1},
+		{calls: 1, budget.TallyKey{Counter: "calls\x1f"}: 1},
+		{calls: 1, budget.TallyKey{Counter: budget.TallyAnswered, Deployment: "\x1f"}: 1},
+	} {
+		if err := c.AddTally(bg, bad); err == nil {
+			t.Errorf("tally %#v was accepted", bad)
+		}
+	}
+	for _, empty := range []budget.Tally{{}, nil} {
+		if err := other.AddTally(bg, empty); err != nil {
+			t.Errorf("an empty tally (%#v) was refused: %v", empty, err)
+		}
+	}
+	got, err = other.ReadTally(bg)
+	same("after tallies refused and empty ones", got, err)
 }
