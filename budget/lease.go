@@ -373,6 +373,10 @@ func (r *Router) Do(ctx context.Context, c Call, send func(context.Context, *Lea
 			a--
 			continue
 		}
+		if o.Late && o.Err == nil {
+			// Said, or the call's error would be "status 0" and nothing.
+			o.Err = fmt.Errorf("not sent: past its lease's send-by %d times (this process was not scheduled in time for the fleet's request pacing)", late+1)
+		}
 		made++
 		cause = l.Cause()
 		if o.OK() {
