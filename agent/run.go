@@ -96,6 +96,7 @@ func Run(ctx context.Context, t *Task, o Options) (Result, error) {
 	r.res.Downloads = o.Page.Downloads()
 	r.res.AllowedDomains, _ = o.Page.Allowed()
 	r.res.AllowedExtra = t.extraDomains(o.Page)
+	o.Caller.CountRun(string(r.res.Status)) // the fleet reads tokens per task over these
 	// What a page showed, a server answered or a model wrote may hold a
 	// secret the run learned along the way: the result is written with
 	// none (redact.Text on every string), wherever it goes next.

@@ -69,6 +69,7 @@ type Caller struct {
 	mu      sync.Mutex
 	stats   map[string]*TypeStats
 	prompts promptTally    // told to the fleet's census
+	fleet   fleetTally     // and the caller's totals
 	closed  []func() error // what Open started, last first
 }
 

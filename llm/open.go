@@ -96,7 +96,10 @@ func Open(ctx context.Context, f *config.File, o Options) (*Caller, error) {
 		for _, d := range cfg.Deployments {
 			quota[d.Name] = d.QuotaKey
 		}
-		c.OnClose(checkIn(census, func(ctx context.Context) { c.prompts.tell(ctx, census, quota) }))
+		c.OnClose(checkIn(census, func(ctx context.Context) {
+			c.prompts.tell(ctx, census, quota)
+			c.fleet.tell(ctx, census, c.Tally())
+		}))
 	}
 	if err != nil {
 		c.Close()
