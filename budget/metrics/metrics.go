@@ -65,6 +65,9 @@ type View struct {
 	budget.Dashboard
 	Types   []Type
 	Learned []Learned
+	// Runs is the agent runs ended, by status (success, failed, error,
+	// ...): over them, the tokens a task costs.
+	Runs map[string]int64
 }
 
 // A Source reads the view: the router's dashboard (from the store) and

@@ -59,6 +59,8 @@ var (
 	descTypeImages    = prometheus.NewDesc("headroom_images_total", "Screenshots this process's calls carried, by call type.", []string{"call_type"}, nil)
 	descTypeImageTok  = prometheus.NewDesc("headroom_image_tokens_total", "Tokens this process's calls reserved for their images, by call type.", []string{"call_type"}, nil)
 	descTypeTierBack  = prometheus.NewDesc("headroom_tier_fallbacks_total", "Calls a deployment refused the type's service tier for, sent once more on the default tier, by call type.", []string{"call_type"}, nil)
+	descRuns          = prometheus.NewDesc("headroom_runs_total", "Agent runs ended, by status (succeeded, failed, stuck, ...): over them, the tokens a task costs.", []string{"status"}, nil)
+	descStoreUp       = prometheus.NewDesc("headroom_store_up", "1 when this scrape read the shared budget store, 0 when it could not: the figures read from it are left out.", nil, nil)
 	descTypeAnswers   = prometheus.NewDesc("headroom_answers_refused_total", "Answers the parser refused, by call type and what came of them: mended (a slip fixed without a request), repaired (read after one repair request), invalid (refused after it).", []string{"call_type", "outcome"}, nil)
 )
 
@@ -69,7 +71,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 		descModelRatio, descModelMargin, descModelSafety, descModelPacing,
 		descTypeCalls, descTypeReserved, descTypeUsed, descTypeError, descTypeAnswers,
 		descTypePrompt, descTypeCached, descTypeImages, descTypeImageTok, descTypeTierBack,
-		descLearnedHits, descLearnedMisses, descLearnedHeals} {
+		descLearnedHits, descLearnedMisses, descLearnedHeals, descRuns, descStoreUp} {
 		ch <- d
 	}
 }
@@ -77,16 +79,20 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
 	defer cancel()
+	// A store that does not answer is a figure of its own, not a failed
+	// scrape: the process's own counters still count, and "the store is
+	// unreachable" is one rule on one gauge.
 	v, err := c.src(ctx)
-	if err != nil {
-		ch <- prometheus.NewInvalidMetric(descReserved, err)
-		return
-	}
 	g := func(d *prometheus.Desc, x float64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, x, labels...)
 	}
 	n := func(d *prometheus.Desc, x float64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, x, labels...)
+	}
+	g(descStoreUp, float64(b2i(err == nil)))
+	c.collectTypes(ch, v, n, g)
+	if err != nil {
+		return
 	}
 	for _, d := range v.Deployments {
 		g(descReserved, float64(d.Reserved), d.Name)
@@ -129,6 +135,12 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		n(descStoreAgain, float64(st.AskedAgain), op)
 		n(descStoreDown, float64(st.Unavailable), op)
 	}
+}
+
+// collectTypes sends the process's own counters: its call types', its
+// learned runs', its runs'. They are the process's, not the store's, so
+// they are sent whether the store answered or not.
+func (c *Collector) collectTypes(ch chan<- prometheus.Metric, v View, n, g func(*prometheus.Desc, float64, ...string)) {
 	for _, t := range v.Types {
 		n(descTypeCalls, float64(t.Calls), t.Name)
 		n(descTypeReserved, float64(t.TokensReserved), t.Name)
@@ -151,6 +163,9 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		for reason, x := range l.Misses {
 			n(descLearnedMisses, float64(x), l.Task, reason)
 		}
+	}
+	for status, x := range v.Runs {
+		n(descRuns, float64(x), status)
 	}
 }
 
