@@ -73,7 +73,7 @@ func commands() []command {
 		{use: "call TYPE", summary: "run one call of a call type and print its record", args: exactArgs("TYPE"), flags: runCall, complete: completeCallTypes,
 			example: "  headroom call yes-no --input calltypes/examples/yes-no.json"},
 		{use: "learned", summary: "the learned runs a store holds: ls, show, rm", subs: learnedCommands()},
-		{use: "budget", summary: "the fleet's budget: plan, doctor, top, calibrate", subs: budgetCommands()},
+		{use: "budget", summary: "the fleet's budget: plan, doctor, top, exporter, calibrate", subs: budgetCommands()},
 		{use: "bench", summary: "measure: store, burst, fleet, coldstart, caps, pageview, agents, learn", subs: benchCommands()},
 		{use: "demo", summary: "run the offline demo against the embedded simulator", args: noArgs, flags: runDemo},
 		{use: "version", summary: "print the version", args: noArgs, flags: runVersion},
@@ -85,6 +85,8 @@ func budgetCommands() []command {
 		{use: "plan", summary: "how many agents a budget feeds, and how fast to start them", args: noArgs, flags: budgetPlan},
 		{use: "doctor", summary: "check a config before a fleet starts (--probe asks each deployment)", args: noArgs, flags: budgetDoctor},
 		{use: "top", summary: "a live view of the shared store, per deployment", args: noArgs, flags: budgetTop},
+		{use: "exporter", summary: "serve the whole fleet's metrics from the shared store, one scrape target", args: noArgs, flags: budgetExporter,
+			example: "  headroom budget exporter --config headroom.yaml --addr :9464"},
 		{use: "calibrate", summary: "measure whether Azure gives back unused estimate (refund or hold), with a few cheap calls", args: noArgs, flags: budgetCalibrate},
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/headroom-agent/headroom/agent/learned"
+	"github.com/headroom-agent/headroom/budget"
 	"github.com/headroom-agent/headroom/budget/metrics"
 	"github.com/headroom-agent/headroom/internal/safefile"
 	"github.com/headroom-agent/headroom/llm"
@@ -52,22 +53,21 @@ type flagSet interface {
 // store, and its call types.
 func callerSource(c *llm.Caller) metrics.Source {
 	return func(ctx context.Context) (metrics.View, error) {
-		var v metrics.View
+		v := metrics.View{Runs: c.Runs()}
+		v.At, v.Agents = time.Now(), -1
+		var err error
 		if c.Dispatcher != nil {
-			d, err := c.Dispatcher.Router().Dashboard(ctx)
-			if err != nil {
-				return v, err
+			var d budget.Dashboard
+			if d, err = c.Dispatcher.Router().Dashboard(ctx); err == nil {
+				v.Dashboard = d
 			}
-			v.Dashboard = d
-		} else {
-			v.At, v.Agents = time.Now(), -1
 		}
 		for name, s := range c.Stats() {
 			v.Types = append(v.Types, metrics.Type{Name: name, Calls: s.Calls, TokensReserved: s.TokensReserved, TokensUsed: s.TokensUsed,
 				Mended: s.Mended, Repaired: s.Repaired, Invalid: s.Invalid, PromptTokens: s.PromptTokensBy, CachedTokens: s.CachedTokensBy,
 				Images: s.Images, ImageTokens: s.ImageTokens, TierFallbacks: s.TierFallbacks})
 		}
-		return v, nil
+		return v, err // the caller's own counts, whether the store answered or not
 	}
 }
 
