@@ -5,41 +5,18 @@ import (
 	"fmt"
 	"maps"
 	"testing"
-	"time"
 
 	"github.com/headroom-agent/headroom/budget"
 	"github.com/headroom-agent/headroom/budget/metrics"
 	"github.com/headroom-agent/headroom/calltypes"
-	"github.com/headroom-agent/headroom/config"
-	"github.com/headroom-agent/headroom/internal/redistest"
 	"github.com/headroom-agent/headroom/llm"
-	"github.com/headroom-agent/headroom/llm/azuresim"
-	"github.com/headroom-agent/headroom/llm/azuresim/heuristic"
 )
 
 // Two callers, two containers' worth, tell the fleet's census their
 // totals as they close; a reader of the store (the exporter's view) sees
 // their sum, by call type, by deployment and by run, after both are gone.
 func TestCallersTellTheFleetTheirTotals(t *testing.T) {
-	url, prefix := redistest.URL(t), fmt.Sprintf("tally%d", time.Now().UnixNano())
-	sim, err := azuresim.New(azuresim.Config{Deployments: []azuresim.Deployment{{Name: "d", Model: "gpt-4o", TPM: 1_000_000, Reply: "h"}}},
-		azuresim.Options{Models: map[string]azuresim.Model{"h": heuristic.Model{}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	run, err := sim.Start("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer run.Close()
-	f, _, err := config.Parse("headroom.yaml", []byte(fmt.Sprintf(`redis: %s
-redis_prefix: %s
-deployments:
-  - {name: d, endpoint: %s, model: gpt-4o, tpm: 1000000, auth: {api_key_env: K}}
-`, url, prefix, run.URL)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := simFleet(t, "tally", "")
 	ctx := context.Background()
 	want := budget.Tally{}
 	for i, calls := range []map[string]string{
