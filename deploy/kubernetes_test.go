@@ -5,17 +5,24 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"net"
 	"net/url"
 	"os"
 	"path"
+	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
@@ -30,6 +37,14 @@ var kubernetesFiles = []string{
 	"kubernetes/configmap.yaml",
 	"kubernetes/secret.yaml",
 	"kubernetes/redis.yaml",
+	"kubernetes/exporter.yaml",
+}
+
+// monitoringFiles are the Prometheus Operator's objects: files of their
+// own, since a cluster without the operator refuses their kinds.
+var monitoringFiles = []string{
+	"kubernetes/servicemonitor.yaml",
+	"kubernetes/prometheusrule.yaml",
 }
 
 // kubeDecoder decodes YAML or JSON the way the API server does with
@@ -48,6 +63,12 @@ var kubeDecoder = func() runtime.Decoder {
 
 // decodeKube decodes every document of a multi-document YAML file.
 func decodeKube(name string, data []byte) ([]runtime.Object, error) {
+	return decodeDocs(kubeDecoder, name, data)
+}
+
+// decodeDocs decodes every document of a multi-document YAML file with
+// dec.
+func decodeDocs(dec runtime.Decoder, name string, data []byte) ([]runtime.Object, error) {
 	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
 	var objs []runtime.Object
 	for n := 1; ; n++ {
@@ -62,7 +83,7 @@ func decodeKube(name string, data []byte) ([]runtime.Object, error) {
 		if j, err := yaml.YAMLToJSON(doc); err == nil && string(j) == "null" {
 			continue
 		}
-		obj, _, err := kubeDecoder.Decode(doc, nil, nil)
+		obj, _, err := dec.Decode(doc, nil, nil)
 		if err != nil {
 			return nil, fmt.Errorf("%s: document %d: %w", name, n, err)
 		}
@@ -597,6 +618,408 @@ func TestKubernetesDecoderRefusesTypos(t *testing.T) {
 			t.Fatalf("job.yaml has no %q to change", tc.old)
 		}
 		_, err := decodeKube("job.yaml", []byte(bad))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q for %q: got %v, want an error naming %s", tc.new, tc.old, err, tc.want)
+		}
+	}
+}
+
+// monitoringDecoder is kubeDecoder for the Prometheus Operator's kinds:
+// strict in the same way, and knowing only the kinds the monitoring
+// files may hold.
+var monitoringDecoder = func() runtime.Decoder {
+	s := runtime.NewScheme()
+	s.AddKnownTypes(monitoringv1.SchemeGroupVersion, &monitoringv1.ServiceMonitor{}, &monitoringv1.PrometheusRule{})
+	return serializer.NewCodecFactory(s, serializer.EnableStrict).UniversalDeserializer()
+}()
+
+// decodeMonitoring decodes every document of the monitoring file at
+// path (a ServiceMonitor, a PrometheusRule) strictly into the
+// operator's own types, failing the test on any error.
+func decodeMonitoring(t *testing.T, path string) []runtime.Object {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs, err := decodeDocs(monitoringDecoder, path, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(objs) == 0 {
+		t.Fatalf("%s: no objects", path)
+	}
+	return objs
+}
+
+// Every manifest of the directory is decoded by one test or another, so
+// a new file is not skipped by the checks above.
+func TestKubernetesEveryFileDecoded(t *testing.T) {
+	files, err := filepath.Glob("kubernetes/*.y*ml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, file := range files {
+		if !slices.Contains(kubernetesFiles, file) && !slices.Contains(monitoringFiles, file) {
+			t.Errorf("%s is in neither kubernetesFiles nor monitoringFiles: no test decodes it", file)
+		}
+	}
+	for _, file := range monitoringFiles {
+		decodeMonitoring(t, file)
+	}
+}
+
+// The exporter's contract: what headroom budget exporter listens on and
+// serves.
+const (
+	exporterPort = 9464
+	metricsPath  = "/metrics"
+)
+
+// exporterArgs checks the arguments are budget exporter --config FILE
+// --addr ADDR (either flag as --flag=value too) and returns FILE and the
+// port of ADDR.
+func exporterArgs(t *testing.T, args []string) (configFile string, port int) {
+	t.Helper()
+	if len(args) < 2 || args[0] != "budget" || args[1] != "exporter" {
+		t.Fatalf("arguments %q: want budget exporter ...", args)
+	}
+	var addr string
+	for i := 2; i < len(args); i++ {
+		name, value, inline := strings.Cut(args[i], "=")
+		if !inline && i+1 < len(args) {
+			value = args[i+1]
+		}
+		switch name {
+		case "--config":
+			configFile = value
+		case "--addr":
+			addr = value
+		default:
+			continue
+		}
+		if !inline {
+			i++
+		}
+	}
+	if configFile == "" {
+		t.Errorf("arguments %q: no --config", args)
+	}
+	_, p, err := net.SplitHostPort(addr)
+	if err == nil {
+		port, err = strconv.Atoi(p)
+	}
+	if err != nil {
+		t.Fatalf("arguments %q: --addr %q: want HOST:PORT or :PORT", args, addr)
+	}
+	return configFile, port
+}
+
+// theExporter is the one Deployment that runs headroom budget exporter,
+// and its container.
+func theExporter(t *testing.T, f *fleet) (*appsv1.Deployment, *corev1.Container) {
+	t.Helper()
+	var d *appsv1.Deployment
+	var c *corev1.Container
+	for _, dep := range f.deployments {
+		cs := dep.Spec.Template.Spec.Containers
+		for i := range cs {
+			if len(cs[i].Args) >= 2 && cs[i].Args[0] == "budget" && cs[i].Args[1] == "exporter" {
+				if d != nil {
+					t.Fatalf("two exporters: %s/%s and %s/%s", d.Name, c.Name, dep.Name, cs[i].Name)
+				}
+				d, c = dep, &cs[i]
+			}
+		}
+	}
+	if d == nil {
+		t.Fatalf("no Deployment runs budget exporter")
+	}
+	if n := len(d.Spec.Template.Spec.Containers); n != 1 {
+		t.Errorf("Deployment %s: %d containers: want the exporter alone", d.Name, n)
+	}
+	return d, c
+}
+
+// selects says whether a Service's or Deployment's selector (a plain
+// map, or a LabelSelector's matchLabels) picks pods labelled so.
+func selects(sel, podLabels map[string]string) bool {
+	return len(sel) > 0 && labels.SelectorFromSet(sel).Matches(labels.Set(podLabels))
+}
+
+// exporterService is the one Service that selects the exporter's pods.
+func exporterService(t *testing.T, f *fleet, d *appsv1.Deployment) *corev1.Service {
+	t.Helper()
+	var svc *corev1.Service
+	for _, s := range f.services {
+		if selects(s.Spec.Selector, d.Spec.Template.Labels) {
+			if svc != nil {
+				t.Fatalf("Services %s and %s both select the exporter's pods", svc.Name, s.Name)
+			}
+			svc = s
+		}
+	}
+	if svc == nil {
+		t.Fatalf("no Service selects the pods of Deployment %s", d.Name)
+	}
+	return svc
+}
+
+func TestKubernetesExporter(t *testing.T) {
+	f := loadFleet(t)
+	d, c := theExporter(t, f)
+	job, jc := theJob(t, f)
+	pod := d.Spec.Template.Spec
+	what := "Deployment " + d.Name
+
+	// One reader, and never two at once: two targets serving the same
+	// fleet totals would be counted twice by a sum over instances.
+	if d.Spec.Replicas == nil || *d.Spec.Replicas != 1 {
+		t.Errorf("%s: replicas: want 1, written out", what)
+	}
+	switch s := d.Spec.Strategy; s.Type {
+	case appsv1.RecreateDeploymentStrategyType:
+	case appsv1.RollingUpdateDeploymentStrategyType:
+		if s.RollingUpdate == nil || s.RollingUpdate.MaxSurge == nil || s.RollingUpdate.MaxSurge.IntValue() != 0 {
+			t.Errorf("%s: a rolling update with a surge runs two exporters at once: want Recreate", what)
+		}
+	default:
+		t.Errorf("%s: strategy %q: want Recreate (the default, a rolling update, runs two at once)", what, s.Type)
+	}
+
+	checkPodSecurity(t, what, pod, c, nonRootUID)
+	checkResources(t, what, c)
+	if pod.AutomountServiceAccountToken == nil || *pod.AutomountServiceAccountToken {
+		t.Errorf("%s: automountServiceAccountToken: want false, it needs nothing of the Kubernetes API", what)
+	}
+	if c.Image != jc.Image {
+		t.Errorf("%s: image %q: want the agents' %q", what, c.Image, jc.Image)
+	}
+	if len(c.Command) > 0 && !slices.Equal(c.Command, []string{"headroom"}) {
+		t.Errorf("%s: command %q: leave it to the image's ENTRYPOINT, headroom", what, c.Command)
+	}
+
+	// It is not an agent: nothing that selects the Job's pods selects
+	// its pods, or the other way round, and the pod annotations that
+	// have the agents scraped one by one are not on it.
+	jobLabels := job.Spec.Template.Labels
+	exporterLabels := d.Spec.Template.Labels
+	if selects(jobLabels, exporterLabels) {
+		t.Errorf("%s: its pods carry the Job's pod labels %v: they would be counted as agents", what, jobLabels)
+	}
+	if selects(d.Spec.Selector.MatchLabels, jobLabels) {
+		t.Errorf("%s: its selector picks the Job's pods", what)
+	}
+	if _, ok := exporterLabels["job-name"]; ok {
+		t.Errorf("%s: its pods have a job-name label", what)
+	}
+	if _, ok := d.Spec.Template.Annotations["prometheus.io/scrape"]; ok {
+		t.Errorf("%s: prometheus.io/scrape on the pods and on the Service scrapes it twice: keep it on the Service", what)
+	}
+
+	// budget exporter --config FILE --addr :PORT, on the port the
+	// container declares.
+	configFile, port := exporterArgs(t, c.Args)
+	if port != exporterPort {
+		t.Errorf("%s: --addr port %d: want %d", what, port, exporterPort)
+	}
+	var metricsPort *corev1.ContainerPort
+	for i := range c.Ports {
+		if c.Ports[i].Name == "metrics" {
+			metricsPort = &c.Ports[i]
+		}
+	}
+	if metricsPort == nil {
+		t.Fatalf("%s: no container port named metrics", what)
+	}
+	if int(metricsPort.ContainerPort) != port {
+		t.Errorf("%s: container port metrics is %d, --addr listens on %d", what, metricsPort.ContainerPort, port)
+	}
+	servesMetrics := func(name string, p *corev1.Probe) {
+		switch {
+		case p == nil:
+			t.Errorf("%s: no %s", what, name)
+		case p.HTTPGet == nil:
+			t.Errorf("%s: %s: want an httpGet of %s", what, name, metricsPath)
+		default:
+			if p.HTTPGet.Path != metricsPath {
+				t.Errorf("%s: %s path %q: want %s", what, name, p.HTTPGet.Path, metricsPath)
+			}
+			if pp := p.HTTPGet.Port; pp.String() != metricsPort.Name && pp.IntValue() != port {
+				t.Errorf("%s: %s port %s: want metrics (%d)", what, name, pp.String(), port)
+			}
+		}
+	}
+	servesMetrics("readinessProbe", c.ReadinessProbe)
+	servesMetrics("livenessProbe", c.LivenessProbe)
+
+	// The agents' config, from the same ConfigMap key.
+	env := map[string]corev1.EnvVar{}
+	for _, e := range c.Env {
+		if _, dup := env[e.Name]; dup {
+			t.Errorf("%s: env %s set twice", what, e.Name)
+		}
+		env[e.Name] = e
+	}
+	if e, ok := env[config.Env]; ok && e.Value != configFile {
+		t.Errorf("%s: %s is %q, --config %q", what, config.Env, e.Value, configFile)
+	}
+	checkRefs(t, f, what, pod)
+	name, data := configMapFile(t, f, pod, c, configFile)
+	jobName, jobData := configMapFile(t, f, job.Spec.Template.Spec, jc, configPath(jc))
+	if name != jobName || !bytes.Equal(data, jobData) {
+		t.Errorf("%s: --config %s is %s; the agents read %s", what, configFile, name, jobName)
+	}
+
+	// The Redis URL as the agents get it; none of the Azure keys.
+	needs := configEnv(t, name, data)
+	redisEnv, keyEnvs := needs[0], needs[1:]
+	jobEnv := map[string]corev1.EnvVar{}
+	for _, e := range jc.Env {
+		jobEnv[e.Name] = e
+	}
+	switch e, ok := env[redisEnv]; {
+	case !ok || e.Value == "" && e.ValueFrom == nil:
+		t.Errorf("%s: the config reads env %s (redis_env), which the container does not set", what, redisEnv)
+	case !reflect.DeepEqual(e.ValueFrom, jobEnv[redisEnv].ValueFrom) || e.Value != jobEnv[redisEnv].Value:
+		t.Errorf("%s: env %s is not set as the Job sets it", what, redisEnv)
+	}
+	for _, k := range keyEnvs {
+		if _, ok := env[k]; ok {
+			t.Errorf("%s: env %s: the exporter never calls a model and must not hold its key", what, k)
+		}
+	}
+	for name := range env {
+		if strings.HasPrefix(name, "AZURE_OPENAI_KEY") {
+			t.Errorf("%s: env %s: no Azure key belongs in the exporter", what, name)
+		}
+	}
+	if len(c.EnvFrom) > 0 {
+		t.Errorf("%s: envFrom brings in every key of a Secret or ConfigMap, the Azure keys among them: name each variable", what)
+	}
+	for _, v := range pod.Volumes {
+		if v.Secret != nil || v.Projected != nil || v.CSI != nil {
+			t.Errorf("%s: volume %s: the exporter mounts no secrets", what, v.Name)
+		}
+	}
+
+	// Its Service: in-cluster, on the metrics port, for Prometheus to
+	// find by annotation, and selecting no agent.
+	svc := exporterService(t, f, d)
+	what = "Service " + svc.Name
+	if svc.Spec.Type != "" && svc.Spec.Type != corev1.ServiceTypeClusterIP {
+		t.Errorf("%s: type %s: want ClusterIP, the metrics are for the cluster's Prometheus", what, svc.Spec.Type)
+	}
+	if selects(svc.Spec.Selector, jobLabels) {
+		t.Errorf("%s: it selects the Job's pods too", what)
+	}
+	var sp *corev1.ServicePort
+	for i := range svc.Spec.Ports {
+		if svc.Spec.Ports[i].Name == "metrics" {
+			sp = &svc.Spec.Ports[i]
+		}
+	}
+	if sp == nil {
+		t.Fatalf("%s: no port named metrics", what)
+	}
+	if tp := sp.TargetPort; tp.String() != metricsPort.Name && tp.IntValue() != port {
+		t.Errorf("%s: targetPort %s is not the exporter's metrics port (%d)", what, tp.String(), port)
+	}
+	for k, want := range map[string]string{
+		"prometheus.io/scrape": "true",
+		// The annotation-driven jobs scrape the endpoints, the pods'
+		// addresses: the container's port, not the Service's.
+		"prometheus.io/port": strconv.Itoa(port),
+		"prometheus.io/path": metricsPath,
+	} {
+		if got := svc.Annotations[k]; got != want {
+			t.Errorf("%s: annotation %s %q: want %q", what, k, got, want)
+		}
+	}
+}
+
+func TestKubernetesServiceMonitor(t *testing.T) {
+	f := loadFleet(t)
+	d, _ := theExporter(t, f)
+	svc := exporterService(t, f, d)
+
+	var monitors []*monitoringv1.ServiceMonitor
+	for _, file := range monitoringFiles {
+		for _, obj := range decodeMonitoring(t, file) {
+			if sm, ok := obj.(*monitoringv1.ServiceMonitor); ok {
+				monitors = append(monitors, sm)
+			}
+		}
+	}
+	if len(monitors) != 1 {
+		t.Fatalf("want one ServiceMonitor, have %d", len(monitors))
+	}
+	sm := monitors[0]
+	what := "ServiceMonitor " + sm.Name
+
+	// It selects the exporter's Service, by its labels, and no other.
+	sel, err := metav1.LabelSelectorAsSelector(&sm.Spec.Selector)
+	if err != nil {
+		t.Fatalf("%s: selector: %v", what, err)
+	}
+	if sel.Empty() {
+		t.Fatalf("%s: an empty selector picks every Service of the namespace", what)
+	}
+	for _, s := range f.services {
+		if got, want := sel.Matches(labels.Set(s.Labels)), s == svc; got != want {
+			t.Errorf("%s: selects Service %s: %v, want %v", what, s.Name, got, want)
+		}
+	}
+	if ns := sm.Spec.NamespaceSelector; ns.Any || len(ns.MatchNames) > 0 {
+		t.Errorf("%s: namespaceSelector: leave it empty, the Service is in the ServiceMonitor's namespace", what)
+	}
+
+	if len(sm.Spec.Endpoints) != 1 {
+		t.Fatalf("%s: %d endpoints: want one, the metrics port", what, len(sm.Spec.Endpoints))
+	}
+	ep := sm.Spec.Endpoints[0]
+	if ep.Port == "" || !slices.ContainsFunc(svc.Spec.Ports, func(p corev1.ServicePort) bool { return p.Name == ep.Port }) {
+		t.Errorf("%s: endpoint port %q: want the name of a port of Service %s", what, ep.Port, svc.Name)
+	}
+	if ep.TargetPort != nil {
+		t.Errorf("%s: targetPort: name the Service's port (port) instead", what)
+	}
+	if ep.Path != "" && ep.Path != metricsPath {
+		t.Errorf("%s: path %q: want %s", what, ep.Path, metricsPath)
+	}
+	if ep.Scheme != nil && *ep.Scheme != "http" {
+		t.Errorf("%s: scheme %q: the exporter serves plain HTTP", what, *ep.Scheme)
+	}
+	interval, err := time.ParseDuration(string(ep.Interval))
+	if err != nil || interval != 30*time.Second {
+		t.Errorf("%s: interval %q: want 30s", what, ep.Interval)
+	}
+	if ep.ScrapeTimeout != "" {
+		if timeout, err := time.ParseDuration(string(ep.ScrapeTimeout)); err != nil || timeout > interval {
+			t.Errorf("%s: scrapeTimeout %q: want a duration no longer than the interval", what, ep.ScrapeTimeout)
+		}
+	}
+}
+
+// The monitoring files' decoding is as strict as the others'.
+func TestKubernetesMonitoringDecoderRefusesTypos(t *testing.T) {
+	const file = "kubernetes/servicemonitor.yaml"
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ old, new, want string }{
+		{"endpoints:", "endpoint:", `unknown field "spec.endpoint"`},
+		{"matchLabels:", "matchlabels:", "matchlabels"},
+		{"interval: 30s", "interval: 30s\n      interval: 60s", `key "interval" already set`},
+		{"kind: ServiceMonitor", "kind: PodMonitor", "PodMonitor"},
+		{"kind: ServiceMonitor", "kind: Service", "Service"},
+	} {
+		bad := strings.Replace(string(data), tc.old, tc.new, 1)
+		if bad == string(data) {
+			t.Fatalf("%s has no %q to change", file, tc.old)
+		}
+		_, err := decodeDocs(monitoringDecoder, file, []byte(bad))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q for %q: got %v, want an error naming %s", tc.new, tc.old, err, tc.want)
 		}
