@@ -196,7 +196,8 @@ func TestEMFLinesFollowTheSpecification(t *testing.T) {
 	}
 	east := byDim["deployment"][0]
 	for k, want := range map[string]string{"deployment": "east", "ReservedFraction": "0.5", "EffectiveTPM": "80000", "ConfiguredTPM": "100000",
-		"BreakerOpen": "1", "StoreWritesFailed": "1", "RateLimitedAdjustment": "2", "RateLimitedTokens": "0", "FleetRateLimited": "7", "TokenUtilisation": "40"} {
+		"BreakerOpen": "1", "StoreWritesFailed": "1", "RateLimitedAdjustment": "2", "RateLimitedTokens": "0", "FleetRateLimited": "7", "TokenUtilisation": "40",
+		"TPMBelowConfigured": "20000"} {
 		if got := east[k]; fmt.Sprint(got) != want {
 			t.Errorf("east %s = %v, want %s", k, got, want)
 		}
@@ -206,8 +207,11 @@ func TestEMFLinesFollowTheSpecification(t *testing.T) {
 			t.Errorf("click-pick's %s = %v, want %s", k, got, want)
 		}
 	}
+	// A first flush's counters are the process's totals (deltas from
+	// nothing); the fleet's line has the calls of every type.
 	f := byDim[""][0]
-	for k, want := range map[string]string{"ActiveAgents": "12", "FleetReservedTokens": "60000", "HeadroomSpread": "0.4", "ShedBackground": "3", "ShedInteractive": "0"} {
+	for k, want := range map[string]string{"ActiveAgents": "12", "FleetReservedTokens": "60000", "HeadroomSpread": "0.4", "ShedBackground": "3", "ShedInteractive": "0",
+		"Calls": "10", "Invalid": "0"} {
 		if got := f[k]; got == nil || got.(json.Number).String() != want {
 			t.Errorf("fleet %s = %v, want %s", k, got, want)
 		}
