@@ -116,12 +116,18 @@ func (r *Router) observe(ctx context.Context, l *Lease, o Outcome, fb Feedback, 
 		lr.lag = max(lr.lag, o.Wrote.Sub(l.admitted))
 	case o.Late && !o.LateAt.IsZero() && !l.admitted.IsZero():
 		// It would have left at least this late. It did not leave, so
-		// nothing arrived late: the lesson is that processes need longer,
-		// at most twice the allowance in force per reading. One process
-		// the host stopped for seconds would otherwise pace the whole
-		// fleet at that process's speed; a host that keeps its processes
-		// waiting goes on doubling it.
-		lr.lag = max(lr.lag, min(o.LateAt.Sub(l.admitted), 2*lr.cal.LagInForce(r.policy())))
+		// nothing arrived late: the lesson is that processes need longer.
+		// The send-by is half the lag (the other half is the way to the
+		// server), so a call that needed this long to leave needs a lag
+		// of twice it; and at least half as much again as the lag in
+		// force, or a call that is a little late every time (a large
+		// request to build) teaches nothing and stays late. At most twice
+		// the allowance in force per reading: one process the host
+		// stopped for seconds would otherwise pace the whole fleet at
+		// that process's speed; a host that keeps its processes waiting
+		// goes on doubling it.
+		inForce := lr.cal.LagInForce(r.policy())
+		lr.lag = max(lr.lag, min(max(2*o.LateAt.Sub(l.admitted), inForce*3/2), 2*inForce))
 	}
 	lr.t429 = lr.t429 || cause == CauseTokens
 	lr.r429 = lr.r429 || cause == CauseRequests
