@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/headroom-agent/headroom/budget"
@@ -75,8 +76,14 @@ func Open(ctx context.Context, f *config.File, o Options) (*Caller, error) {
 		}
 		return c, nil
 	}
+	// Validate fills defaults in place: on a copy, so that callers opened
+	// at once from one file (agents in one process) share nothing it
+	// writes, and nothing their routers read while another opens.
+	fc := *f
+	fc.Budget.Deployments = slices.Clone(f.Budget.Deployments)
+	f = &fc
 	cfg := &f.Budget
-	if _, err := cfg.Validate(); err != nil { // a no-op for a file Parse checked; a check for one built in code
+	if _, err := cfg.Validate(); err != nil { // a check for a config built in code; for a file Parse checked, the same values again
 		return nil, fmt.Errorf("llm: config: %w", err)
 	}
 	store, err := budget.OpenStore(ctx, cfg)
