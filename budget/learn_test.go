@@ -115,3 +115,31 @@ func TestALateProcessTeachesTwiceTheLagAtMost(t *testing.T) {
 		t.Errorf("after a call late by 10 s the fleet's lag is %v, want twice the 100ms in force", lag)
 	}
 }
+
+// TestACallALittleLateTeachesHalfAsMuchAgain: a call that missed its
+// send-by by a little (a large request slow to build) raises the fleet's
+// lag allowance to half as much again as the one in force, so the next
+// lease gives it longer; a lesson of only what it was late by would leave
+// the allowance where it was and the call late each time.
+func TestACallALittleLateTeachesHalfAsMuchAgain(t *testing.T) {
+	s := memStore()
+	cal, _ := s.Calibrator()
+	if _, err := cal.UpdateCalibration(bg, "d", func(c learning.Calibration) learning.Calibration {
+		c.Lag, c.Readings, c.Updated = 100*time.Millisecond, 10, time.Now()
+		return c
+	}); err != nil {
+		t.Fatal(err)
+	}
+	r := router(t, s, config(t, "", "d:100000"))
+	l := acquire(t, r, budget.Call{Tokens: 100})
+	if err := l.Done(bg, budget.Outcome{Late: true, LateAt: time.Now().Add(5 * time.Millisecond)}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := cal.Calibrations(bg, "d")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lag := got[0].LagInForce(learning.Policy{}); lag < 140*time.Millisecond || lag > 160*time.Millisecond {
+		t.Errorf("after a call 5ms late the fleet's lag is %v, want half as much again as the 100ms in force", lag)
+	}
+}
